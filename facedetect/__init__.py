@@ -1,0 +1,7 @@
+"""facedetect: cost-sensitive face detectors (AdaBoostDB) over Haar features."""
+
+__version__ = "0.1.0"
+
+from .errors import FacedetectError
+
+__all__ = ["FacedetectError", "__version__"]

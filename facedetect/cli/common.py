@@ -1,0 +1,56 @@
+"""What every command shares: the error wrapper and argument parsers for costs and paths."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import FacedetectError
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+def run_safely(function, args) -> int:
+    """Run a command; a user-facing error becomes one line on stderr and a non-zero exit."""
+    try:
+        return int(function(args) or 0)
+    except FacedetectError as error:
+        print(f"facedetect: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("facedetect: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("facedetect: error: out of memory", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def parse_cost(text: str) -> tuple[float, float]:
+    """``"CP,CN"`` -> two positive finite floats (argparse type)."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(
+            f"expected two costs CP,CN (e.g. 1,10), got {text!r}")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"costs must be numbers, got {text!r}") from None
+    if not all(0 < v < float("inf") for v in values):
+        raise argparse.ArgumentTypeError(f"costs must be positive and finite, got {text!r}")
+    return values
+
+
+def output_path(text: str) -> Path:
+    """A file path whose folder exists (argparse type)."""
+    path = Path(text)
+    if not path.parent.exists():
+        raise argparse.ArgumentTypeError(f"folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def print_json(data) -> None:
+    json.dump(data, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")

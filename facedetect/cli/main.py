@@ -1,0 +1,44 @@
+"""``facedetect``: one program with subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+from . import data_cmd
+from .common import EXIT_USAGE, run_safely
+
+COMMAND_MODULES = [data_cmd]
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr (``--help`` still shows the full usage)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineErrorParser(
+        prog="facedetect",
+        description="Train cost-sensitive face detectors (AdaBoostDB) and run them on images.")
+    parser.add_argument("--version", action="version", version=f"facedetect {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                       parser_class=OneLineErrorParser)
+    for module in COMMAND_MODULES:
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    return run_safely(args.func, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

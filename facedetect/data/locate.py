@@ -1,0 +1,61 @@
+"""Where the data is: ``--data``, ``$FACEDETECT_DATA``, ``./data/cbcl``, the user cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import DataNotFoundError
+
+ENV_VAR = "FACEDETECT_DATA"
+ARCHIVE_NAME = "faces.tar.gz"
+OFFICIAL_PAGE = "http://cbcl.mit.edu/software-datasets/FaceData2.html"
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/facedetect`` or ``~/.cache/facedetect``."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "facedetect"
+
+
+def candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+    """Every place looked at, in order, with the reason it is looked at."""
+    places = []
+    if explicit is not None:
+        places.append(("--data", Path(explicit)))
+    if os.environ.get(ENV_VAR):
+        places.append((f"${ENV_VAR}", Path(os.environ[ENV_VAR])))
+    places.append(("./data/cbcl", Path("data") / "cbcl"))
+    places.append(("user cache", user_cache_dir() / "cbcl"))
+    return places
+
+
+def is_cbcl_source(path: Path) -> bool:
+    """A CBCL folder (with ``train/`` or ``test/``), a folder holding the archive, or the archive."""
+    if path.is_file():
+        return True  # an archive; the loader says so if it is not one
+    return path.is_dir() and ((path / "train").is_dir() or (path / "test").is_dir()
+                              or (path / ARCHIVE_NAME).is_file())
+
+
+def find_cbcl(explicit: str | os.PathLike | None = None) -> Path:
+    """The first place holding CBCL data.
+
+    An explicit path that holds no data is an error even if a later place has data:
+    the user asked for that one.
+
+    Raises
+    ------
+    DataNotFoundError
+        With one message listing every place looked and how to get the data.
+    """
+    places = candidate_places(explicit)
+    for reason, path in places:
+        if is_cbcl_source(path):
+            return path
+        if reason == "--data":
+            break
+    looked = "; ".join(f"{reason}: {path}" for reason, path in places)
+    raise DataNotFoundError(
+        f"no CBCL face data found (looked in {looked}). Run 'facedetect data fetch', or "
+        f"download {ARCHIVE_NAME} from {OFFICIAL_PAGE} and pass --data or set {ENV_VAR}")

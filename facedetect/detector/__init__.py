@@ -1,0 +1,1 @@
+"""Sliding-window scanning, grouping and OpenCV export (issue 5)."""

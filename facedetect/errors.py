@@ -1,0 +1,14 @@
+"""The one exception type the command line turns into a single line on stderr."""
+
+
+class FacedetectError(Exception):
+    """A user-facing error: bad input, missing data, a tampered model file.
+
+    The command line prints ``str(error)`` on one line and exits non-zero; library users
+    catch it like any other exception. Subclasses ``ValueError`` semantics loosely: it is
+    raised for problems with what was passed in, not for bugs.
+    """
+
+
+class DataNotFoundError(FacedetectError):
+    """No dataset was found in any of the places searched."""

@@ -1,0 +1,98 @@
+"""Integral images with a zero first row and column, and OpenCV-style window normalisation.
+
+With the zero padding, the sum of the rectangle with top-left corner ``(x, y)``, width ``w``
+and height ``h`` is ``ii[y+h, x+w] - ii[y, x+w] - ii[y+h, x] + ii[y, x]`` with no special
+case at the border.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def integral_image(images: np.ndarray, dtype=np.int64) -> np.ndarray:
+    """Zero-padded integral image of one image or a stack of images.
+
+    Parameters
+    ----------
+    images : (H, W) or (N, H, W) array
+        Grey images. Integer input is summed exactly in ``dtype``.
+    dtype : numpy dtype, optional
+        Accumulation type. int64 (default) is exact for any 8- or 16-bit image that fits
+        in memory; float64 for float input.
+
+    Returns
+    -------
+    ii : (H+1, W+1) or (N, H+1, W+1) array
+        ``ii[..., r, c]`` is the sum of ``images[..., :r, :c]``.
+    """
+    images = np.asarray(images)
+    if images.ndim not in (2, 3):
+        raise ValueError(f"expected a 2-D image or a 3-D stack, got shape {images.shape}")
+    pad = [(0, 0)] * (images.ndim - 2) + [(1, 0), (1, 0)]
+    out = np.pad(images.astype(dtype, copy=False), pad)
+    np.cumsum(out, axis=-2, out=out)
+    np.cumsum(out, axis=-1, out=out)
+    return out
+
+
+def squared_integral_image(images: np.ndarray) -> np.ndarray:
+    """Zero-padded integral image of the squared pixel values (int64 for integer input).
+
+    A 19x19 window of 8-bit pixels sums squares up to 361 * 255**2, over 2**24, which is
+    why this never uses float32.
+    """
+    images = np.asarray(images)
+    kind = np.int64 if np.issubdtype(images.dtype, np.integer) else np.float64
+    squares = images.astype(kind) ** 2
+    return integral_image(squares, dtype=kind)
+
+
+def rectangle_sums(ii: np.ndarray, x, y, w, h) -> np.ndarray:
+    """Sums of rectangles read off zero-padded integral images.
+
+    ``x, y, w, h`` broadcast against each other; ``ii`` may carry leading window axes, in
+    which case the result has those axes first and the rectangle axes last.
+    """
+    x, y, w, h = (np.asarray(v, dtype=np.intp) for v in (x, y, w, h))
+    return ii[..., y + h, x + w] - ii[..., y, x + w] - ii[..., y + h, x] + ii[..., y, x]
+
+
+def normalization_rectangle(width: int, height: int) -> tuple[int, int, int, int]:
+    """The rectangle OpenCV normalises by: the window minus a one-pixel border."""
+    if width < 3 or height < 3:
+        raise ValueError("the window must be at least 3x3 to have a normalising rectangle")
+    return 1, 1, width - 2, height - 2
+
+
+def normalization_factors(ii: np.ndarray, sq_ii: np.ndarray, width: int, height: int,
+                          x0=0, y0=0) -> np.ndarray:
+    """OpenCV's variance normalisation factor ``sqrt(area * sum(I^2) - sum(I)^2)``.
+
+    Computed over the window minus a one-pixel border, the rectangle OpenCV's Haar
+    evaluator uses, so that models export to ``cv2.CascadeClassifier`` unchanged. A flat
+    window has a factor of 0; it gets 1 instead, as in OpenCV, so its feature values are
+    the raw sums (all zero for the zero-sum Haar features) and nothing divides by zero.
+
+    Parameters
+    ----------
+    ii, sq_ii : (..., H+1, W+1) arrays
+        Integral and squared integral images.
+    width, height : int
+        Window size.
+    x0, y0 : int or array, optional
+        Window origins inside the integral images (for scanning).
+
+    Returns
+    -------
+    nf : float64 array over the leading axes of ``ii`` (and the broadcast origins).
+    """
+    nx, ny, nw, nh = normalization_rectangle(width, height)
+    x = np.asarray(x0) + nx
+    y = np.asarray(y0) + ny
+    area = nw * nh
+    total = rectangle_sums(ii, x, y, nw, nh).astype(np.float64)
+    total_sq = rectangle_sums(sq_ii, x, y, nw, nh).astype(np.float64)
+    variance_term = area * total_sq - total * total
+    nf = np.sqrt(np.maximum(variance_term, 0.0))
+    return np.where(variance_term > 0, nf, 1.0)

@@ -1,0 +1,1 @@
+"""Boosting: stump search, AdaBoostDB, Cost-Sensitive AdaBoost, AdaBoost, model files."""

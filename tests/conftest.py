@@ -1,0 +1,74 @@
+"""Shared fixtures: the shared CBCL copy (skipped with a reason when absent) and archives."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "datasets"
+
+
+def _cbcl_dir() -> Path | None:
+    for candidate in (os.environ.get("FACEDETECT_DATA"), SHARED / "cbcl"):
+        if candidate and (Path(candidate) / "train" / "face").is_dir():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def cbcl_dir() -> Path:
+    path = _cbcl_dir()
+    if path is None:
+        pytest.skip("CBCL training set not available: set FACEDETECT_DATA to a CBCL folder")
+    return path
+
+
+@pytest.fixture(scope="session")
+def uci_dir() -> Path:
+    path = SHARED / "uci"
+    if not path.is_dir():
+        pytest.skip("UCI data sets not available at ../shared/datasets/uci")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cbcl(cbcl_dir):
+    from facedetect.data import load_cbcl
+    return load_cbcl(cbcl_dir)
+
+
+def pgm_bytes(array: np.ndarray) -> bytes:
+    height, width = array.shape
+    return f"P5\n{width} {height}\n255\n".encode() + array.astype(np.uint8).tobytes()
+
+
+def _tar_bytes(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def write_official_archive(path: Path, splits: dict[str, dict[str, list[bytes]]]) -> Path:
+    """An archive shaped like the official faces.tar.gz: one nested tarball per split."""
+    outer = {}
+    for split, classes in splits.items():
+        inner = {f"{split}/{cls}/{cls.replace('-', '')}{i:05d}.pgm": data
+                 for cls, items in classes.items() for i, data in enumerate(items, 1)}
+        outer[f"face.{split}.tar.gz"] = _tar_bytes(inner)
+    outer["svm.train.normgrey"] = b"not an image\n"
+    path.write_bytes(_tar_bytes(outer))
+    return path
+
+
+def random_windows(n: int, seed: int = 0, size=(19, 19)) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (n, *size)).astype(np.uint8)

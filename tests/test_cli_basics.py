@@ -1,0 +1,37 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+import facedetect
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "facedetect", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_version_and_help():
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"facedetect {facedetect.__version__}"
+    assert "data" in run_cli("--help").stdout
+
+
+def test_data_info_on_shared_copy(cbcl_dir):
+    result = run_cli("data", "info", "--data", str(cbcl_dir))
+    assert result.returncode == 0, result.stderr
+    assert "face   2429   non-face   4548" in result.stdout
+    assert "6977 windows" in result.stdout
+
+
+def test_missing_data_is_one_line_on_stderr(tmp_path):
+    result = run_cli("data", "info", "--data", str(tmp_path / "missing"))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no CBCL face data found" in lines[0]
+
+
+def test_usage_error_is_one_line():
+    result = run_cli("data", "frobnicate")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
