@@ -1,0 +1,397 @@
+"""The boosting estimators: one training loop, four algorithms.
+
+All four share :class:`BoostedStumps`: the per-class weight bookkeeping of the paper's
+Algorithm 2 (normalised sub-distributions ``Dp``, ``Dn`` and accumulators ``Ap``, ``An``,
+kept as logarithms so hundreds of rounds cannot underflow), the stump search over a
+presorted feature matrix, and the diagnostics. What differs is small:
+
+============================  ===================  =====================  ===============
+estimator                     initial class mass   selection rule         costs in update
+============================  ===================  =====================  ===============
+AdaBoostDB                    balanced             max root / min loss    (Cp, Cn)
+CostSensitiveAdaBoost         balanced             min loss (brute force) (Cp, Cn)
+AdaBoost                      balanced             min weighted error     (1, 1)
+AsymmetricInitAdaBoost        proportional to cost min weighted error     (1, 1)
+============================  ===================  =====================  ===============
+
+``alphas_`` are in units where ``max(Cp, Cn) = 1``; only their ratios matter for the sign
+of the decision.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from .roots import normalized_costs, round_loss, solve_alpha, static_parameters
+from .rules import RULES, RoundState, min_loss_brute_force
+from .stumps import presort, stump_predict, stump_threshold
+
+
+@numba.njit(parallel=True, cache=True)
+def _all_finite(values_t):
+    bad = 0
+    for f in numba.prange(values_t.shape[0]):
+        row = values_t[f]
+        for j in range(row.size):
+            if not math.isfinite(row[j]):
+                bad += 1
+                break
+    return bad == 0
+
+
+def feature_major(X) -> np.ndarray:
+    """The ``(n_features, n_samples)`` view that the search streams over, copying only if needed."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D feature matrix, got shape {X.shape}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    values_t = X.T
+    return values_t if values_t.flags.c_contiguous else np.ascontiguousarray(values_t)
+
+
+def check_labels(y, n_samples: int):
+    """``(is_positive, classes)``: labels {0,1}, {-1,+1}, booleans; the larger is positive."""
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != n_samples:
+        raise ValueError(f"y must be 1-D with {n_samples} labels, got shape {y.shape}")
+    classes = np.unique(y)
+    if len(classes) != 2:
+        raise ValueError(f"training needs exactly two classes, got {len(classes)}: "
+                         f"{classes.tolist()[:5]}")
+    return y == classes[1], classes
+
+
+@dataclass
+class TrainingState:
+    """Everything needed to continue a run: enough for an exact checkpoint."""
+
+    weights: np.ndarray
+    log_acc_pos: float = 0.0
+    log_acc_neg: float = 0.0
+    stumps: list = field(default_factory=list)      # (feature, threshold, polarity)
+    alphas: list = field(default_factory=list)
+    history: list = field(default_factory=list)     # per-round diagnostics
+    finished: bool = False
+
+
+class BoostedStumps:
+    """The shared training loop. Subclasses set the initial masses and the selection rule.
+
+    Parameters
+    ----------
+    n_rounds : int
+        Boosting rounds (weak classifiers).
+    cost : (float, float)
+        ``(Cp, Cn)``: the cost of a false negative (missed positive), then of a false
+        positive. Any positive reals.
+    random_state : int or None
+        Accepted for scikit-learn compatibility; the exhaustive stump search is
+        deterministic, so it does not change the model.
+    """
+
+    algorithm = "base"
+    selection = "root"
+    search = "conditional"
+
+    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), random_state=None):
+        self.n_rounds = n_rounds
+        self.cost = cost
+        self.random_state = random_state
+
+    # --- the pieces subclasses change ----------------------------------------------------
+    def _update_costs(self) -> tuple[float, float]:
+        """Normalised costs used in the exponents of the weight update."""
+        return normalized_costs(self.cost)
+
+    def _initial_class_masses(self) -> tuple[float, float]:
+        return 0.5, 0.5
+
+    def _select(self, state: RoundState):
+        return RULES[(self.selection, self.search)](state)
+
+    def _alpha(self, choice, state: RoundState) -> float:
+        return solve_alpha(choice["e_pos"], choice["e_neg"], state.a, state.b,
+                           state.cp, state.cn)
+
+    # --- the shared loop -------------------------------------------------------------------
+    def _check_params(self):
+        if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
+            raise ValueError(f"n_rounds must be a positive integer, got {self.n_rounds!r}")
+        normalized_costs(self.cost)
+        if self.selection not in ("root", "loss"):
+            raise ValueError(f"selection must be 'root' or 'loss', got {self.selection!r}")
+        if self.search not in ("conditional", "exhaustive"):
+            raise ValueError(f"search must be 'conditional' or 'exhaustive', got {self.search!r}")
+
+    def _initial_state(self, is_positive, sample_weight) -> TrainingState:
+        n = len(is_positive)
+        if sample_weight is None:
+            base = np.ones(n)
+            mass_pos, mass_neg = self._initial_class_masses()
+        else:
+            base = np.asarray(sample_weight, dtype=np.float64)
+            if base.shape != (n,) or not np.isfinite(base).all() or (base < 0).any():
+                raise ValueError("sample_weight must be n_samples finite non-negative numbers")
+            mass_pos, mass_neg = base[is_positive].sum(), base[~is_positive].sum()
+            if mass_pos <= 0 or mass_neg <= 0:
+                raise ValueError("sample_weight gives a class zero total weight")
+            scale_pos, scale_neg = self._initial_class_masses()
+            mass_pos, mass_neg = mass_pos * scale_pos / 0.5, mass_neg * scale_neg / 0.5
+        weights = base.copy()
+        weights[is_positive] /= weights[is_positive].sum()
+        weights[~is_positive] /= weights[~is_positive].sum()
+        total = mass_pos + mass_neg
+        self.class_masses_ = (mass_pos / total, mass_neg / total)
+        return TrainingState(weights)
+
+    def _round_state(self, state: TrainingState, values_t, order, is_positive) -> RoundState:
+        mass_pos, mass_neg = self.class_masses_
+        # p / q = Wp Ap / (Wn An), in logs so tiny accumulators cannot underflow to 0/0.
+        log_ratio = (math.log(mass_neg) + state.log_acc_neg
+                     - math.log(mass_pos) - state.log_acc_pos)
+        p = 1.0 / (1.0 + math.exp(min(log_ratio, 700.0)))
+        q = 1.0 - p
+        cp, cn = self._update_costs()
+        a, b = static_parameters(p, q, cp, cn)
+        return RoundState(values_t, order, state.weights, is_positive, p, q, a, b, cp, cn)
+
+    def fit(self, X, y, sample_weight=None, *, order=None, callback=None,
+            state: TrainingState | None = None):
+        """Train on a feature matrix.
+
+        Parameters
+        ----------
+        X : (n_samples, n_features) array
+            Any real features; a Fortran-ordered float32 matrix (as
+            :func:`facedetect.haar.feature_matrix` returns) is used without a copy.
+        y : (n_samples,) labels
+            Two classes: {0, 1}, {-1, +1} or booleans; the larger value is positive.
+        sample_weight : (n_samples,) array, optional
+            Initial weights; by default uniform within each class, with class masses set
+            by the algorithm (balanced, or proportional to cost for asymmetric init).
+        order : array, optional
+            The sort order from :func:`facedetect.training.stumps.presort`, if computed.
+        callback : callable, optional
+            Called as ``callback(self, state)`` after every round (progress, checkpoints).
+        state : TrainingState, optional
+            Continue a run from a checkpoint instead of starting over.
+        """
+        self._check_params()
+        values_t = feature_major(X)
+        n_features, n_samples = values_t.shape
+        if n_samples < 2:
+            raise ValueError("training needs at least two samples")
+        if not _all_finite(values_t):
+            raise ValueError("X contains NaN or infinite values")
+        is_positive, self.classes_ = check_labels(y, n_samples)
+        if order is None:
+            order = presort(values_t)
+        elif order.shape != values_t.shape:
+            raise ValueError("order does not match X")
+        if state is None:
+            state = self._initial_state(is_positive, sample_weight)
+        else:
+            self._initial_state(is_positive, sample_weight)
+        self.n_features_in_ = n_features
+        while len(state.alphas) < self.n_rounds and not state.finished:
+            self._boost_once(state, values_t, order, is_positive)
+            self._set_fitted(state)
+            if callback is not None:
+                callback(self, state)
+        self._set_fitted(state)
+        if not state.alphas:
+            raise ValueError("no stump separates the classes at all (are all features "
+                             "constant?)")
+        self.training_state_ = state
+        return self
+
+    def _boost_once(self, state: TrainingState, values_t, order, is_positive):
+        start = time.perf_counter()
+        round_state = self._round_state(state, values_t, order, is_positive)
+        choice = self._select(round_state)
+        if choice is None:  # nothing with a positive alpha is left
+            state.finished = True
+            return
+        f, k, polarity = choice["feature"], choice["position"], choice["polarity"]
+        perfect = choice["e_pos"] == 0.0 and choice["e_neg"] == 0.0
+        if perfect:
+            # No finite alpha; smooth the errors (Schapire & Singer) and stop: the stump
+            # alone separates the training set.
+            smoothed = dict(choice, e_pos=0.5 / len(is_positive), e_neg=0.5 / len(is_positive))
+            alpha = self._alpha(smoothed, round_state)
+            state.finished = True
+        else:
+            alpha = self._alpha(choice, round_state)
+        threshold = stump_threshold(values_t, order, f, k)
+        outputs = stump_predict(values_t[f], threshold, polarity)
+        cp, cn = round_state.cp, round_state.cn
+        signed_cost = np.where(is_positive, -cp, cn)
+        state.weights *= np.exp(signed_cost * alpha * outputs)
+        sum_pos = state.weights[is_positive].sum()
+        sum_neg = state.weights[~is_positive].sum()
+        state.weights[is_positive] /= sum_pos
+        state.weights[~is_positive] /= sum_neg
+        state.log_acc_pos += math.log(sum_pos)
+        state.log_acc_neg += math.log(sum_neg)
+        mass_pos, mass_neg = self.class_masses_
+        log_bound = np.logaddexp(math.log(mass_pos) + state.log_acc_pos,
+                                 math.log(mass_neg) + state.log_acc_neg)
+        state.stumps.append((int(f), float(threshold), int(polarity)))
+        state.alphas.append(float(alpha))
+        state.history.append({
+            "roots": int(choice["roots"]), "e_pos": choice["e_pos"], "e_neg": choice["e_neg"],
+            "loss": float(round_loss(alpha, choice["e_pos"], choice["e_neg"], round_state.p,
+                                     round_state.q, cp, cn)),
+            "bound": float(math.exp(log_bound)), "seconds": time.perf_counter() - start})
+
+    def _set_fitted(self, state: TrainingState):
+        self.features_ = np.array([s[0] for s in state.stumps], dtype=np.int64)
+        self.thresholds_ = np.array([s[1] for s in state.stumps], dtype=np.float64)
+        self.polarities_ = np.array([s[2] for s in state.stumps], dtype=np.int8)
+        self.alphas_ = np.array(state.alphas, dtype=np.float64)
+        self.n_rounds_ = len(state.alphas)
+        history = state.history
+        self.roots_solved_ = np.array([h["roots"] for h in history], dtype=np.int64)
+        self.errors_ = np.array([(h["e_pos"], h["e_neg"]) for h in history]).reshape(-1, 2)
+        self.bounds_ = np.array([h["bound"] for h in history])
+        self.round_losses_ = np.array([h["loss"] for h in history])
+        self.round_seconds_ = np.array([h["seconds"] for h in history])
+
+    # --- prediction -----------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "alphas_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def _weak_outputs(self, X) -> np.ndarray:
+        """(n_rounds, n_samples) outputs of every stump."""
+        self._check_fitted()
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
+        columns = X[:, self.features_].T
+        return np.where(columns > self.thresholds_[:, None], self.polarities_[:, None],
+                        -self.polarities_[:, None])
+
+    def decision_function(self, X) -> np.ndarray:
+        """``sum_t alpha_t h_t(x)``: positive means the positive class."""
+        return self.alphas_ @ self._weak_outputs(X)
+
+    def staged_decision_function(self, X):
+        """The decision after each round, as a generator (like scikit-learn's)."""
+        outputs = self._weak_outputs(X)
+        total = np.zeros(outputs.shape[1])
+        for alpha, row in zip(self.alphas_, outputs):
+            total = total + alpha * row
+            yield total
+
+    def predict(self, X) -> np.ndarray:
+        """Labels in the encoding of ``y`` (``classes_[1]`` where the decision is > 0)."""
+        return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        for name, value in params.items():
+            if name not in self._param_names():
+                raise ValueError(f"unknown parameter {name!r}")
+            setattr(self, name, value)
+        return self
+
+    def _param_names(self):
+        import inspect
+        return [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+
+class AdaBoostDB(BoostedStumps):
+    """Double-Base Asymmetric AdaBoost (the paper's Algorithm 2, corrected).
+
+    Parameters
+    ----------
+    n_rounds, cost, random_state
+        See :class:`BoostedStumps`.
+    search : {"conditional", "exhaustive"}
+        ``conditional`` (DB) solves a root only for candidates that pass the improvement
+        test; ``exhaustive`` (DBN) solves every candidate's root. Same model.
+    selection : {"root", "loss"}
+        ``root`` (the paper's rule, default): the stump with the largest alpha.
+        ``loss``: the stump with the smallest minimised loss, Cost-Sensitive AdaBoost's
+        criterion; the two differ when ``Cp != Cn`` (see the math notes).
+    """
+
+    algorithm = "db"
+
+    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), search: str = "conditional",
+                 selection: str = "root", random_state=None):
+        super().__init__(n_rounds, cost, random_state)
+        self.search = search
+        self.selection = selection
+
+
+class CostSensitiveAdaBoost(BoostedStumps):
+    """Cost-Sensitive AdaBoost (Masnadi-Shirazi & Vasconcelos 2011; the paper's Algorithm 1).
+
+    Every candidate's alpha is solved from the hyperbolic equation and the stump with the
+    smallest loss is kept.
+
+    Parameters
+    ----------
+    solver : {"vectorized", "scalar"}
+        ``scalar``: Brent's method per candidate, as the paper ran it (slow; use it on
+        small pools). ``vectorized``: all candidates of a chunk of features at once.
+    """
+
+    algorithm = "cs"
+    selection = "loss"
+    search = "exhaustive"
+
+    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), solver: str = "vectorized",
+                 random_state=None):
+        super().__init__(n_rounds, cost, random_state)
+        self.solver = solver
+
+    def _select(self, state: RoundState):
+        if self.solver not in ("vectorized", "scalar"):
+            raise ValueError(f"solver must be 'vectorized' or 'scalar', got {self.solver!r}")
+        return min_loss_brute_force(state, solver=self.solver)
+
+
+class AdaBoost(BoostedStumps):
+    """Discrete AdaBoost, the symmetric baseline: the stump of least weighted error,
+    ``alpha = 1/2 log((1 - e) / e)``. Starts from class-balanced weights like the others."""
+
+    algorithm = "adaboost"
+
+    def __init__(self, n_rounds: int = 200, random_state=None):
+        super().__init__(n_rounds, (1.0, 1.0), random_state)
+
+    def _update_costs(self):
+        return 1.0, 1.0
+
+    def _alpha(self, choice, state: RoundState) -> float:
+        error = state.p * choice["e_pos"] + state.q * choice["e_neg"]
+        return 0.5 * math.log((1.0 - error) / error)
+
+
+class AsymmetricInitAdaBoost(AdaBoost):
+    """AdaBoost whose initial class masses are proportional to the costs
+    (Landesa-Vázquez & Alba-Castro 2012): ``Wp : Wn = Cp : Cn``."""
+
+    algorithm = "asym-init"
+
+    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), random_state=None):
+        BoostedStumps.__init__(self, n_rounds, cost, random_state)
+
+    def _initial_class_masses(self):
+        cp, cn = normalized_costs(self.cost)
+        return cp / (cp + cn), cn / (cp + cn)

@@ -1,0 +1,101 @@
+"""How one boosting round picks its stump: the small pieces that make the algorithms differ.
+
+Each rule takes the round's :class:`RoundState` and returns the chosen candidate's
+``(feature, position, polarity, e_pos, e_neg)``, its score and the number of roots solved.
+The shared loop in :mod:`.boosting` turns that into a stump, an alpha and a weight update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .roots import cs_solve_scalar, cs_solve_vectorized, loss_vectorized
+from .search import conditional_root_search, exhaustive_root_search, hull_loss_search
+from .stumps import candidate_errors
+
+
+@dataclass
+class RoundState:
+    """Everything a rule may look at in one round (costs already normalised)."""
+
+    values_t: np.ndarray      # (n_features, n_samples) feature-major values
+    order: np.ndarray         # (n_features, n_samples) encoded sort order
+    weights: np.ndarray       # per-class normalised weights Dp / Dn
+    is_positive: np.ndarray   # bool per sample
+    p: float                  # positive class mass Wp Ap, normalised with q
+    q: float
+    a: float                  # static parameters of the root condition
+    b: float
+    cp: float
+    cn: float
+
+
+def max_root_conditional(state: RoundState):
+    """AdaBoostDB: the largest root, found by the conditional search."""
+    return conditional_root_search(state.order, state.weights, state.is_positive,
+                                   state.a, state.b, state.cp, state.cn)
+
+
+def max_root_exhaustive(state: RoundState):
+    """AdaBoostDB without conditional search (DBN): every root solved."""
+    return exhaustive_root_search(state.order, state.weights, state.is_positive,
+                                  state.a, state.b, state.cp, state.cn)
+
+
+def min_loss_hull(state: RoundState):
+    """Cost-Sensitive AdaBoost's criterion, exactly, over per-feature hull vertices."""
+    return hull_loss_search(state.order, state.weights, state.is_positive, state.p, state.q,
+                            state.a, state.b, state.cp, state.cn)
+
+
+def min_loss_brute_force(state: RoundState, solver: str = "vectorized",
+                         features=None, chunk: int = 256):
+    """Cost-Sensitive AdaBoost as the paper ran it: every candidate's alpha solved.
+
+    ``solver="scalar"`` runs Brent's method once per candidate (Algorithm 1 of the paper);
+    ``"vectorized"`` solves a chunk of features at once with numpy. Candidates are visited
+    in ``(feature, polarity, position)`` order and the first of equal losses wins; only
+    candidates with a positive root compete (the other polarity of the same threshold has
+    the same loss with the opposite sign of alpha).
+    """
+    n_features = state.order.shape[0]
+    features = np.arange(n_features) if features is None else np.asarray(features)
+    best = None
+    roots = 0
+    for start in range(0, len(features), chunk):
+        block = features[start:start + chunk]
+        e_pos, e_neg, valid = candidate_errors(state.values_t, state.order, state.weights,
+                                               state.is_positive, block)
+        valid = np.broadcast_to(valid[:, None, :], e_pos.shape)
+        contributing = valid & (state.a * e_pos + state.b * e_neg < 0.5)
+        flat = np.flatnonzero(contributing)
+        if flat.size == 0:
+            continue
+        ep, en = e_pos.ravel()[flat], e_neg.ravel()[flat]
+        if solver == "scalar":
+            alpha = np.array([cs_solve_scalar(x, y, state.p, state.q, state.cp, state.cn)
+                              for x, y in zip(ep, en)])
+        else:
+            alpha = cs_solve_vectorized(ep, en, state.p, state.q, state.cp, state.cn)
+        roots += int(flat.size)
+        loss = loss_vectorized(alpha, ep, en, state.p, state.q, state.cp, state.cn)
+        winner = int(np.argmin(loss))
+        if best is None or loss[winner] < best["score"]:
+            i, polarity_index, k = np.unravel_index(flat[winner], e_pos.shape)
+            best = {"feature": int(block[i]), "position": int(k),
+                    "polarity": 1 if polarity_index == 0 else -1,
+                    "e_pos": float(ep[winner]), "e_neg": float(en[winner]),
+                    "score": float(loss[winner])}
+    if best is not None:
+        best["roots"] = roots
+    return best
+
+
+RULES = {
+    ("root", "conditional"): max_root_conditional,
+    ("root", "exhaustive"): max_root_exhaustive,
+    ("loss", "conditional"): min_loss_hull,
+    ("loss", "exhaustive"): min_loss_brute_force,
+}

@@ -1,0 +1,433 @@
+"""The stump search kernels: one streaming pass over the sort order per round.
+
+Every kernel splits the features into contiguous blocks, searched in parallel, each keeping
+its own best candidate; the block winners are merged with ties going to the lowest
+candidate index ``(feature, position, polarity)``. The block count depends only on the
+number of features, never on the thread count, so the model and the number of roots solved
+are identical on every machine.
+
+- :func:`conditional_root_search`: AdaBoostDB's conditional search (max root).
+- :func:`exhaustive_root_search`: every candidate's root solved (DBN), the oracle.
+- :func:`hull_loss_search`: minimum ``L*`` (Cost-Sensitive AdaBoost's rule), exactly, by
+  evaluating only the vertices of each feature's lower-left convex hull.
+
+Sort-order entries are unsigned; ``entry & mask`` is the sample and ``entry > mask`` flags a
+position after which no threshold may fall (see :mod:`.stumps`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .roots import round_loss, solve_alpha
+from .stumps import order_mask
+
+N_BLOCKS = 16
+# Fewer features than this per block and the blocks' separate searches cost more roots
+# than the parallelism saves.
+MIN_BLOCK_FEATURES = 256
+# The conditional search's seeding pass looks at every SEED_STRIDE-th feature.
+SEED_STRIDE = 64
+# Relative slack of the running-sum pre-filter; candidates that pass it are re-tested
+# with exactly recomputed errors, so the slack only costs a few extra re-tests.
+FILTER_SLACK = 1e-9
+# Search state of one block, in a small array so that the rare path can update it.
+ALPHA, R_POS, R_NEG, S, LOW, HIGH, SLACK, FOUND = range(8)
+FEATURE, POSITION, POLARITY, IDENT = range(4)
+
+_jit = numba.njit(cache=True, boundscheck=False)
+_pjit = numba.njit(cache=True, parallel=True, boundscheck=False)
+
+
+def n_blocks_for(n_features: int) -> int:
+    return min(N_BLOCKS, max(1, n_features // MIN_BLOCK_FEATURES))
+
+
+@_jit
+def _exact_cumulative(row, position, mask, weights, is_positive):
+    """Cumulative class weights up to ``position``, summed in sort order.
+
+    The exhaustive kernel adds the same numbers in the same order, so both see
+    bit-identical errors.
+    """
+    cum_pos = 0.0
+    cum_neg = 0.0
+    for k in range(position + 1):
+        j = row[k] & mask
+        if is_positive[j]:
+            cum_pos += weights[j]
+        else:
+            cum_neg += weights[j]
+    return cum_pos, cum_neg
+
+
+@_jit
+def _errors(cum_pos, cum_neg, polarity):
+    if polarity > 0:
+        return cum_pos, max(1.0 - cum_neg, 0.0)
+    return max(1.0 - cum_pos, 0.0), cum_neg
+
+
+@_jit
+def _prefix(signed, row, position, mask):
+    u = 0.0
+    for k in range(position + 1):
+        u += signed[row[k] & mask]
+    return u
+
+
+@_jit
+def _record(best_id, best_err, blk, f, k, polarity, ident, e_pos, e_neg):
+    best_id[blk, FEATURE] = f
+    best_id[blk, POSITION] = k
+    best_id[blk, POLARITY] = polarity
+    best_id[blk, IDENT] = ident
+    best_err[blk, 0] = e_pos
+    best_err[blk, 1] = e_neg
+
+
+def _empty_results(n_blocks):
+    return (np.full(n_blocks, -np.inf), np.full((n_blocks, 4), -1, np.int64),
+            np.zeros((n_blocks, 2)), np.zeros(n_blocks, np.int64))
+
+
+def _merge(score, best_id, best_err, roots, larger_is_better=True):
+    """Winner over blocks; equal scores go to the lowest candidate index."""
+    valid = np.flatnonzero(best_id[:, FEATURE] >= 0)
+    if valid.size == 0:
+        return None
+    key = score[valid] if larger_is_better else -score[valid]
+    tied = valid[key == key.max()]
+    winner = tied[np.argmin(best_id[tied, IDENT])]
+    f, k, polarity = (int(v) for v in best_id[winner, :3])
+    return {"feature": f, "position": k, "polarity": polarity,
+            "e_pos": float(best_err[winner, 0]), "e_neg": float(best_err[winner, 1]),
+            "score": float(score[winner]), "roots": int(roots.sum())}
+
+
+# --- max root: the conditional search ------------------------------------------------------
+
+@_jit
+def _fill_signed(signed, weights, is_positive, coef_pos, coef_neg):
+    for j in range(weights.size):
+        signed[j] = coef_pos * weights[j] if is_positive[j] else -coef_neg * weights[j]
+
+
+@_jit
+def _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, alpha):
+    """Move the block's improvement test to ``alpha``: R, s and the running-sum bounds.
+
+    The test ``c . R < s`` uses ``R = (2 cosh(Cp alpha), 2 cosh(Cn alpha))`` and
+    ``s = a e^{-Cp alpha} + b e^{-Cn alpha}``: the notes' ``V(x) = S(x)`` divided by
+    ``x^Cp``, which keeps the numbers small. With ``u = a R_P cum_pos - b R_N cum_neg``
+    polarity +1 can improve only if ``u < s - b R_N`` and polarity -1 only if
+    ``u > a R_P - s``.
+    """
+    st[ALPHA] = alpha
+    st[R_POS] = 2.0 * math.cosh(cp * alpha)
+    st[R_NEG] = 2.0 * math.cosh(cn * alpha)
+    st[S] = a * math.exp(-cp * alpha) + b * math.exp(-cn * alpha)
+    coef_pos = a * st[R_POS]
+    coef_neg = b * st[R_NEG]
+    _fill_signed(signed, weights, is_positive, coef_pos, coef_neg)
+    st[SLACK] = FILTER_SLACK * (coef_pos + coef_neg)
+    st[LOW] = st[S] - coef_neg + st[SLACK]
+    st[HIGH] = coef_pos - st[S] - st[SLACK]
+
+
+@_jit
+def _visit(row, f, k, n, mask, weights, is_positive, a, b, cp, cn, st, signed,
+           best_id, best_err, blk):
+    """Exact test, and the root if it passes, for both polarities of one threshold.
+
+    Returns (roots solved, whether the test moved). A candidate wins on a larger root, or
+    on an equal root with a smaller index, so the visiting order does not matter. Until
+    the block has a candidate it also accepts a root equal to its seed.
+    """
+    cum_pos, cum_neg = _exact_cumulative(row, k, mask, weights, is_positive)
+    n_roots = 0
+    moved = False
+    for polarity in (1, -1):
+        e_pos, e_neg = _errors(cum_pos, cum_neg, polarity)
+        if not a * e_pos * st[R_POS] + b * e_neg * st[R_NEG] <= st[S] + st[SLACK]:
+            continue
+        root = solve_alpha(e_pos, e_neg, a, b, cp, cn)
+        n_roots += 1
+        ident = (f * n + k) * 2 + (0 if polarity > 0 else 1)
+        alpha = st[ALPHA]
+        if st[FOUND] == 0.0:
+            better = root >= alpha
+        else:
+            better = root > alpha or (root == alpha and ident < best_id[blk, IDENT])
+        if not better:
+            continue
+        st[FOUND] = 1.0
+        _record(best_id, best_err, blk, f, k, polarity, ident, e_pos, e_neg)
+        if root != alpha:
+            if math.isinf(root):
+                st[ALPHA] = root
+                st[LOW] = -math.inf  # nothing beats a perfect stump: stop testing
+                st[HIGH] = math.inf
+            else:
+                _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, root)
+            moved = True
+    return n_roots, moved
+
+
+@_pjit
+def _conditional_kernel(order, mask, features, weights, is_positive, a, b, cp, cn, alpha0,
+                        best_alpha, best_id, best_err, roots):
+    """Four features at a time per block: four running sums keep the loads in flight."""
+    n = order.shape[1]
+    n_features = features.size
+    n_blocks = best_alpha.size
+    for blk in numba.prange(n_blocks):
+        signed = np.empty(n)
+        st = np.zeros(8)
+        _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, alpha0)
+        low = st[LOW]
+        high = st[HIGH]
+        n_roots = 0
+        start = blk * n_features // n_blocks
+        stop = (blk + 1) * n_features // n_blocks
+        for i in range(start, stop, 4):
+            # Tail lanes repeat the block's last feature; the index tie-break ignores them.
+            f0 = features[i]
+            f1 = features[min(i + 1, stop - 1)]
+            f2 = features[min(i + 2, stop - 1)]
+            f3 = features[min(i + 3, stop - 1)]
+            r0 = order[f0]
+            r1 = order[f1]
+            r2 = order[f2]
+            r3 = order[f3]
+            u0 = 0.0
+            u1 = 0.0
+            u2 = 0.0
+            u3 = 0.0
+            for k in range(n - 1):
+                j0 = r0[k]
+                j1 = r1[k]
+                j2 = r2[k]
+                j3 = r3[k]
+                u0 += signed[j0 & mask]
+                u1 += signed[j1 & mask]
+                u2 += signed[j2 & mask]
+                u3 += signed[j3 & mask]
+                if min(min(u0, u1), min(u2, u3)) >= low and max(max(u0, u1), max(u2, u3)) <= high:
+                    continue
+                moved = False
+                for lane in range(4):
+                    if lane == 0:
+                        f, row, j, u = f0, r0, j0, u0
+                    elif lane == 1:
+                        f, row, j, u = f1, r1, j1, u1
+                    elif lane == 2:
+                        f, row, j, u = f2, r2, j2, u2
+                    else:
+                        f, row, j, u = f3, r3, j3, u3
+                    if j > mask or low <= u <= high:
+                        continue
+                    solved, lane_moved = _visit(row, f, k, n, mask, weights, is_positive,
+                                                a, b, cp, cn, st, signed, best_id,
+                                                best_err, blk)
+                    n_roots += solved
+                    moved = moved or lane_moved
+                if moved:
+                    low = st[LOW]
+                    high = st[HIGH]
+                    u0 = _prefix(signed, r0, k, mask)
+                    u1 = _prefix(signed, r1, k, mask)
+                    u2 = _prefix(signed, r2, k, mask)
+                    u3 = _prefix(signed, r3, k, mask)
+        best_alpha[blk] = st[ALPHA] if st[FOUND] != 0.0 else -np.inf
+        roots[blk] = n_roots
+
+
+def _run_conditional(order, features, weights, is_positive, a, b, cp, cn, alpha0, n_blocks):
+    best_alpha, best_id, best_err, roots = _empty_results(n_blocks)
+    _conditional_kernel(order, order_mask(order), features, weights, is_positive,
+                        a, b, cp, cn, alpha0, best_alpha, best_id, best_err, roots)
+    return _merge(best_alpha, best_id, best_err, roots)
+
+
+def conditional_root_search(order, weights, is_positive, a, b, cp, cn,
+                            seed_stride=SEED_STRIDE):
+    """AdaBoostDB's conditional search: the candidate with the largest root.
+
+    Two passes, the first over every ``seed_stride``-th feature only: it finds a good
+    root quickly, and the full parallel pass starts every block from it, so each block
+    solves only the few roots that beat it instead of climbing from zero on its own. The
+    result is the candidate an exhaustive search would pick.
+
+    Returns a dict with ``feature, position, polarity, e_pos, e_neg, score`` (the root,
+    as alpha) and ``roots`` (the number of roots solved, the paper's "zeros"), or None
+    when no candidate has a positive root.
+    """
+    n_features = order.shape[0]
+    seed = None
+    if n_features >= 2 * seed_stride:
+        sample = np.arange(0, n_features, seed_stride)
+        seed = _run_conditional(order, sample, weights, is_positive, a, b, cp, cn, 0.0, 1)
+    alpha0 = 0.0 if seed is None or math.isinf(seed["score"]) else seed["score"]
+    result = _run_conditional(order, np.arange(n_features), weights, is_positive,
+                              a, b, cp, cn, alpha0, n_blocks_for(n_features))
+    if result is None:
+        result = seed
+    elif seed is not None:
+        result["roots"] += seed["roots"]
+    if result is None or result["score"] <= 0.0:
+        return None
+    return result
+
+
+# --- max root: every root solved (DBN) -------------------------------------------------------
+
+@_pjit
+def _exhaustive_kernel(order, mask, weights, is_positive, a, b, cp, cn,
+                       best_alpha, best_id, best_err, roots):
+    n_features, n = order.shape
+    n_blocks = best_alpha.size
+    for blk in numba.prange(n_blocks):
+        alpha = -np.inf
+        n_roots = 0
+        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
+            row = order[f]
+            cum_pos = 0.0
+            cum_neg = 0.0
+            for k in range(n - 1):
+                j = row[k] & mask
+                if is_positive[j]:
+                    cum_pos += weights[j]
+                else:
+                    cum_neg += weights[j]
+                if row[k] > mask:
+                    continue
+                for polarity in (1, -1):
+                    e_pos, e_neg = _errors(cum_pos, cum_neg, polarity)
+                    root = solve_alpha(e_pos, e_neg, a, b, cp, cn)
+                    n_roots += 1
+                    if root > alpha:  # first of equal roots wins: the canonical order
+                        alpha = root
+                        _record(best_id, best_err, blk, f, k, polarity,
+                                (f * n + k) * 2 + (0 if polarity > 0 else 1), e_pos, e_neg)
+        best_alpha[blk] = alpha
+        roots[blk] = n_roots
+
+
+def exhaustive_root_search(order, weights, is_positive, a, b, cp, cn):
+    """Every candidate's root solved, the largest kept (DBN). Same output as above."""
+    n_blocks = n_blocks_for(order.shape[0])
+    best_alpha, best_id, best_err, roots = _empty_results(n_blocks)
+    _exhaustive_kernel(order, order_mask(order), weights, is_positive, a, b, cp, cn,
+                       best_alpha, best_id, best_err, roots)
+    result = _merge(best_alpha, best_id, best_err, roots)
+    if result is None or result["score"] <= 0.0:
+        return None
+    return result
+
+
+# --- min loss through per-feature convex hulls -----------------------------------------------
+
+def loss_bound_grid(p, q, cp, cn, n_points: int = 32):
+    """Linear lower bounds on ``L*`` valid for any candidate with a positive root.
+
+    For ``alpha`` in ``[alpha_i, alpha_{i+1}]``, ``L >= K(alpha_{i+1}) + eP P(alpha_i) +
+    eN Q(alpha_i)`` with ``K = p e^{-Cp a} + q e^{-Cn a}`` decreasing and
+    ``P = 2p sinh(Cp a)``, ``Q = 2q sinh(Cn a)`` increasing; the last interval is open
+    (``K(inf) = 0``). The minimum over the intervals bounds ``L*`` from below.
+    """
+    grid = np.concatenate([[0.0], 0.005 * 1.5 ** np.arange(n_points - 1)])
+    next_grid = np.append(grid[1:], np.inf)
+    with np.errstate(over="ignore"):
+        k_next = p * np.exp(-cp * next_grid) + q * np.exp(-cn * next_grid)
+        p_coef = 2 * p * np.sinh(cp * grid)
+        q_coef = 2 * q * np.sinh(cn * grid)
+    return k_next, p_coef, q_coef
+
+
+@_jit
+def _hull_push(hx, hy, hk, size, x, y, k, sign):
+    """Monotone-chain step: pop while the last two points and the new one do not bend
+    toward the origin (``sign`` flips for a chain walked in the other direction)."""
+    while size >= 2:
+        turn = ((hx[size - 1] - hx[size - 2]) * (y - hy[size - 2])
+                - (hy[size - 1] - hy[size - 2]) * (x - hx[size - 2]))
+        if sign * turn > 0.0:
+            break
+        size -= 1
+    hx[size] = x
+    hy[size] = y
+    hk[size] = k
+    return size + 1
+
+
+@_pjit
+def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn,
+                 k_next, p_coef, q_coef, best_loss, best_id, best_err, roots):
+    n_features, n = order.shape
+    n_blocks = best_loss.size
+    for blk in numba.prange(n_blocks):
+        # Lower-left hulls of the two staircases: polarity +1 moves right and down,
+        # polarity -1 left and up, hence the opposite turn signs.
+        hx = np.empty((2, n))
+        hy = np.empty((2, n))
+        hk = np.empty((2, n), np.int64)
+        loss_best = 1.0  # L(0) = p + q: only candidates with a positive root beat it
+        n_roots = 0
+        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
+            row = order[f]
+            cum_pos = 0.0
+            cum_neg = 0.0
+            size_plus = 0
+            size_minus = 0
+            for k in range(n - 1):
+                j = row[k] & mask
+                if is_positive[j]:
+                    cum_pos += weights[j]
+                else:
+                    cum_neg += weights[j]
+                if row[k] > mask:
+                    continue
+                size_plus = _hull_push(hx[0], hy[0], hk[0], size_plus,
+                                       cum_pos, max(1.0 - cum_neg, 0.0), k, 1.0)
+                size_minus = _hull_push(hx[1], hy[1], hk[1], size_minus,
+                                        max(1.0 - cum_pos, 0.0), cum_neg, k, -1.0)
+            for side in range(2):
+                polarity = 1 if side == 0 else -1
+                for v in range(size_plus if side == 0 else size_minus):
+                    e_pos = hx[side, v]
+                    e_neg = hy[side, v]
+                    if a * e_pos + b * e_neg >= 0.5:  # root <= 0: cannot lower the loss
+                        continue
+                    bound = math.inf
+                    for i in range(k_next.size):
+                        bound = min(bound, k_next[i] + e_pos * p_coef[i] + e_neg * q_coef[i])
+                    if bound >= loss_best:
+                        continue
+                    alpha = solve_alpha(e_pos, e_neg, a, b, cp, cn)
+                    n_roots += 1
+                    loss = round_loss(alpha, e_pos, e_neg, p, q, cp, cn)
+                    if loss < loss_best:
+                        loss_best = loss
+                        k = hk[side, v]
+                        _record(best_id, best_err, blk, f, k, polarity,
+                                (f * 2 + side) * n + k, e_pos, e_neg)
+        best_loss[blk] = loss_best
+        roots[blk] = n_roots
+
+
+def hull_loss_search(order, weights, is_positive, p, q, a, b, cp, cn):
+    """The candidate of minimum ``L*``; ``score`` is that loss. None if nothing beats 1.
+
+    Candidates are indexed ``(feature, polarity, position)`` for ties, as in
+    :func:`facedetect.training.rules.min_loss_brute_force`.
+    """
+    n_blocks = n_blocks_for(order.shape[0])
+    best_loss, best_id, best_err, roots = _empty_results(n_blocks)
+    k_next, p_coef, q_coef = loss_bound_grid(p, q, cp, cn)
+    _hull_kernel(order, order_mask(order), weights, is_positive, p, q, a, b, cp, cn,
+                 k_next, p_coef, q_coef, best_loss, best_id, best_err, roots)
+    return _merge(best_loss, best_id, best_err, roots, larger_is_better=False)
