@@ -155,8 +155,9 @@ class BoostedStumps:
         # p / q = Wp Ap / (Wn An), in logs so tiny accumulators cannot underflow to 0/0.
         log_ratio = (math.log(mass_neg) + state.log_acc_neg
                      - math.log(mass_pos) - state.log_acc_pos)
+        # Both from the ratio: "q = 1 - p" would round a class mass of 1e-22 to zero.
         p = 1.0 / (1.0 + math.exp(min(log_ratio, 700.0)))
-        q = 1.0 - p
+        q = 1.0 / (1.0 + math.exp(min(-log_ratio, 700.0)))
         cp, cn = self._update_costs()
         a, b = static_parameters(p, q, cp, cn)
         return RoundState(values_t, order, state.weights, is_positive, p, q, a, b, cp, cn)
@@ -219,6 +220,14 @@ class BoostedStumps:
             state.finished = True
             return
         f, k, polarity = choice["feature"], choice["position"], choice["polarity"]
+        threshold = stump_threshold(values_t, order, f, k)
+        outputs = stump_predict(values_t[f], threshold, polarity)
+        # The search ranks candidates by errors from running sums, where "1 - sum" can be
+        # off by 1e-16 absolute; with a large alpha that is a large factor. The chosen
+        # stump's alpha is solved from its errors summed directly.
+        wrong = outputs != np.where(is_positive, 1, -1)
+        choice = dict(choice, e_pos=float(state.weights[is_positive & wrong].sum()),
+                      e_neg=float(state.weights[~is_positive & wrong].sum()))
         perfect = choice["e_pos"] == 0.0 and choice["e_neg"] == 0.0
         if perfect:
             # No finite alpha; smooth the errors (Schapire & Singer) and stop: the stump
@@ -228,8 +237,6 @@ class BoostedStumps:
             state.finished = True
         else:
             alpha = self._alpha(choice, round_state)
-        threshold = stump_threshold(values_t, order, f, k)
-        outputs = stump_predict(values_t[f], threshold, polarity)
         cp, cn = round_state.cp, round_state.cn
         signed_cost = np.where(is_positive, -cp, cn)
         state.weights *= np.exp(signed_cost * alpha * outputs)
@@ -280,7 +287,8 @@ class BoostedStumps:
 
     def decision_function(self, X) -> np.ndarray:
         """``sum_t alpha_t h_t(x)``: positive means the positive class."""
-        return self.alphas_ @ self._weak_outputs(X)
+        outputs = self._weak_outputs(X)
+        return self.alphas_ @ outputs
 
     def staged_decision_function(self, X):
         """The decision after each round, as a generator (like scikit-learn's)."""

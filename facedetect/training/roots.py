@@ -71,17 +71,17 @@ def solve_alpha(e_pos, e_neg, a, b, cp, cn):
     if g0 < 0.0:
         lo, hi = 0.0, 1.0
         while root_function(hi, e_pos, e_neg, a, b, cp, cn) < 0.0:
-            lo = hi
-            hi *= 2.0
-            if hi > ALPHA_CAP:
+            if hi >= ALPHA_CAP:
                 return ALPHA_CAP
+            lo = hi
+            hi = min(2.0 * hi, ALPHA_CAP)
     else:
         lo, hi = -1.0, 0.0
         while root_function(lo, e_pos, e_neg, a, b, cp, cn) > 0.0:
-            hi = lo
-            lo *= 2.0
-            if lo < -ALPHA_CAP:
+            if lo <= -ALPHA_CAP:
                 return -ALPHA_CAP
+            hi = lo
+            lo = max(2.0 * lo, -ALPHA_CAP)
     x = 0.5 * (lo + hi)
     for _ in range(200):
         gx = root_function(x, e_pos, e_neg, a, b, cp, cn)
@@ -118,8 +118,8 @@ def minimized_loss(e_pos, e_neg, p, q, a, b, cp, cn):
 
 def static_parameters(p: float, q: float, cp: float, cn: float) -> tuple[float, float]:
     """``(a, b)`` of the root condition for class masses ``p, q``."""
-    a = cp * p / (cp * p + cn * q)
-    return a, 1.0 - a
+    total = cp * p + cn * q
+    return cp * p / total, cn * q / total
 
 
 # --- the peer: Cost-Sensitive AdaBoost's hyperbolic equation ------------------------------
@@ -147,9 +147,9 @@ def cs_solve_scalar(e_pos, e_neg, p, q, cp, cn) -> float:
     step = 1.0 if h0 < 0 else -1.0
     inner, outer = 0.0, step
     while np.sign(cs_hyperbolic(outer, *args)) == np.sign(h0):
-        inner, outer = outer, outer * 2
-        if abs(outer) > ALPHA_CAP:
+        if abs(outer) >= ALPHA_CAP:
             return math.copysign(ALPHA_CAP, step)
+        inner, outer = outer, math.copysign(min(2 * abs(outer), ALPHA_CAP), step)
     lo, hi = sorted((inner, outer))
     return brentq(cs_hyperbolic, lo, hi, args=args, xtol=1e-15, rtol=1e-15, maxiter=200)
 
@@ -178,12 +178,12 @@ def cs_solve_vectorized(e_pos, e_neg, p, q, cp, cn, iterations: int = 100) -> np
         lo = np.zeros_like(e_pos)
         hi = sign.copy()
         # Grow the brackets until g changes sign (at most log2(ALPHA_CAP) doublings).
-        for _ in range(11):
-            same = np.sign(g(hi)) == np.sign(g0)
+        for _ in range(12):
+            same = (np.sign(g(hi)) == np.sign(g0)) & (np.abs(hi) < ALPHA_CAP)
             if not same.any():
                 break
             lo = np.where(same, hi, lo)
-            hi = np.where(same, hi * 2, hi)
+            hi = np.where(same, np.clip(hi * 2, -ALPHA_CAP, ALPHA_CAP), hi)
         lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
         x = 0.5 * (lo + hi)
         for _ in range(iterations):

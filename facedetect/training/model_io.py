@@ -1,0 +1,178 @@
+"""Model files: versioned JSON, validated on load, with a checksum against tampering.
+
+The file is plain data (never code, never pickle)::
+
+    {"format": "facedetect-model", "version": 1,
+     "algorithm": "db", "selection": "root", "search": "conditional", "cost": [1, 10],
+     "classes": [0, 1], "n_features": 63960,
+     "stumps": [{"feature": 123, "threshold": 0.25, "polarity": 1, "alpha": 0.8}, ...],
+     "features": {"kind": "haar", "window": [19, 19], "normalization": "opencv-variance",
+                  "rects": [[[x, y, w, h, weight], ...], ...]}   # one list per stump
+     "training": {... data fingerprint, split, per-round diagnostics ...},
+     "sha256": "<hash of everything above>"}
+
+Floats are written with Python's shortest round-trip repr, so a loaded model gives
+bit-identical decisions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import atomic_write_text
+from ..errors import FacedetectError
+from .boosting import (
+    AdaBoost,
+    AdaBoostDB,
+    AsymmetricInitAdaBoost,
+    BoostedStumps,
+    CostSensitiveAdaBoost,
+)
+
+FORMAT = "facedetect-model"
+VERSION = 1
+ALGORITHMS = {"db": AdaBoostDB, "cs": CostSensitiveAdaBoost, "adaboost": AdaBoost,
+              "asym-init": AsymmetricInitAdaBoost}
+
+
+def _digest(document: dict) -> str:
+    body = {k: v for k, v in document.items() if k != "sha256"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def model_document(model: BoostedStumps, features: dict | None = None,
+                   training: dict | None = None) -> dict:
+    """The JSON-ready description of a fitted model."""
+    model._check_fitted()
+    stumps = [{"feature": int(f), "threshold": float(t), "polarity": int(p), "alpha": float(a)}
+              for f, t, p, a in zip(model.features_, model.thresholds_, model.polarities_,
+                                    model.alphas_)]
+    document = {
+        "format": FORMAT, "version": VERSION, "algorithm": model.algorithm,
+        "selection": model.selection, "search": model.search,
+        "cost": [float(c) for c in model.cost],
+        "classes": [c.item() if hasattr(c, "item") else c for c in model.classes_],
+        "n_features": int(model.n_features_in_), "stumps": stumps,
+        "features": features or {"kind": "matrix"},
+        "training": training or {},
+    }
+    document["sha256"] = _digest(document)
+    return document
+
+
+def save_model(path, model: BoostedStumps, features: dict | None = None,
+               training: dict | None = None) -> Path:
+    """Write the model atomically as JSON."""
+    document = model_document(model, features, training)
+    return atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
+
+
+def _fail(path, message):
+    raise FacedetectError(f"{path}: invalid model file: {message}")
+
+
+def _check_features(path, features, n_stumps):
+    kind = features.get("kind")
+    if kind == "matrix":
+        return
+    if kind != "haar":
+        _fail(path, f"unknown feature kind {kind!r}")
+    window = features.get("window")
+    if not (isinstance(window, list) and len(window) == 2
+            and all(isinstance(v, int) and 3 <= v <= 4096 for v in window)):
+        _fail(path, "features.window must be [width, height]")
+    rects = features.get("rects")
+    if not isinstance(rects, list) or len(rects) != n_stumps:
+        _fail(path, "features.rects must hold one rectangle list per stump")
+    width, height = window
+    for i, feature in enumerate(rects):
+        if not isinstance(feature, list) or not 1 <= len(feature) <= 4:
+            _fail(path, f"feature {i} must have 1 to 4 rectangles")
+        for rect in feature:
+            if not (isinstance(rect, list) and len(rect) == 5
+                    and all(isinstance(v, int) for v in rect[:4])
+                    and isinstance(rect[4], (int, float)) and math.isfinite(rect[4])):
+                _fail(path, f"feature {i} has a malformed rectangle {rect!r}")
+            x, y, w, h, _ = rect
+            if x < 0 or y < 0 or w < 1 or h < 1 or x + w > width or y + h > height:
+                _fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
+    if features.get("normalization") not in ("opencv-variance", "none"):
+        _fail(path, "features.normalization must be 'opencv-variance' or 'none'")
+
+
+def load_document(path) -> dict:
+    """Read and validate a model file; any problem is one clear FacedetectError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FacedetectError(f"{path}: model file not found") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise FacedetectError(f"{path}: cannot read model file ({error})") from None
+    try:
+        document = json.loads(text, parse_constant=lambda c: _fail(path, f"{c} is not allowed"))
+    except json.JSONDecodeError as error:
+        raise FacedetectError(f"{path}: not a facedetect model (invalid JSON: {error.msg} "
+                              f"at line {error.lineno})") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        _fail(path, "not a facedetect model (format field missing)")
+    if document.get("version") != VERSION:
+        _fail(path, f"unsupported version {document.get('version')!r} (this is {VERSION})")
+    if document.get("sha256") != _digest(document):
+        _fail(path, "checksum mismatch: the file was modified after it was written")
+    if document.get("algorithm") not in ALGORITHMS:
+        _fail(path, f"unknown algorithm {document.get('algorithm')!r}")
+    cost = document.get("cost")
+    if not (isinstance(cost, list) and len(cost) == 2
+            and all(isinstance(c, (int, float)) and 0 < c < math.inf for c in cost)):
+        _fail(path, "cost must be two positive numbers")
+    n_features = document.get("n_features")
+    if not isinstance(n_features, int) or n_features < 1:
+        _fail(path, "n_features must be a positive integer")
+    stumps = document.get("stumps")
+    if not isinstance(stumps, list) or not stumps:
+        _fail(path, "no stumps")
+    for i, stump in enumerate(stumps):
+        if not (isinstance(stump, dict)
+                and isinstance(stump.get("feature"), int) and 0 <= stump["feature"] < n_features
+                and stump.get("polarity") in (1, -1)
+                and all(isinstance(stump.get(k), (int, float)) and math.isfinite(stump[k])
+                        for k in ("threshold", "alpha"))):
+            _fail(path, f"stump {i} is malformed: {stump!r}")
+    classes = document.get("classes")
+    if not (isinstance(classes, list) and len(classes) == 2):
+        _fail(path, "classes must list the two labels")
+    _check_features(path, document.get("features") or {}, len(stumps))
+    return document
+
+
+def estimator_from_document(document: dict) -> BoostedStumps:
+    """A fitted estimator with the document's stumps (no training state)."""
+    cls = ALGORITHMS[document["algorithm"]]
+    model = cls.__new__(cls)
+    BoostedStumps.__init__(model, len(document["stumps"]), tuple(document["cost"]))
+    if cls is AdaBoostDB:
+        model.search, model.selection = document["search"], document["selection"]
+    if cls is CostSensitiveAdaBoost:
+        model.solver = "vectorized"
+    stumps = document["stumps"]
+    model.features_ = np.array([s["feature"] for s in stumps], dtype=np.int64)
+    model.thresholds_ = np.array([s["threshold"] for s in stumps], dtype=np.float64)
+    model.polarities_ = np.array([s["polarity"] for s in stumps], dtype=np.int8)
+    model.alphas_ = np.array([s["alpha"] for s in stumps], dtype=np.float64)
+    model.n_rounds_ = len(stumps)
+    model.n_features_in_ = document["n_features"]
+    model.classes_ = np.array(document["classes"])
+    return model
+
+
+def load_model(path) -> tuple[BoostedStumps, dict]:
+    """``(estimator, document)`` from a model file."""
+    document = load_document(path)
+    return estimator_from_document(document), document

@@ -1,0 +1,100 @@
+import json
+
+import numpy as np
+import pytest
+
+from facedetect.errors import FacedetectError
+from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
+from facedetect.training.model_io import load_model, save_model
+
+
+@pytest.fixture
+def trained():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 8))
+    y = (X[:, 0] - X[:, 3] + 0.5 * rng.normal(size=120) > 0).astype(int)
+    return AdaBoostDB(n_rounds=8, cost=(1, 4), selection="loss").fit(X, y), X
+
+
+HAAR = {"kind": "haar", "window": [19, 19], "normalization": "opencv-variance"}
+
+
+@pytest.mark.parametrize("cls", [AdaBoostDB, CostSensitiveAdaBoost, AdaBoost])
+def test_round_trip_gives_identical_decisions(tmp_path, cls):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 5))
+    y = (X[:, 1] > 0.2).astype(int)
+    model = cls(n_rounds=5).fit(X, y)
+    path = save_model(tmp_path / "m.json", model, training={"seed": 3})
+    loaded, document = load_model(path)
+    assert type(loaded) is cls and document["training"] == {"seed": 3}
+    assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_haar_features_round_trip(tmp_path, trained):
+    model, _ = trained
+    rects = [[[0, 0, 2, 3, -1.0], [2, 0, 2, 3, 1.0]]] * model.n_rounds_
+    loaded, document = load_model(save_model(tmp_path / "m.json", model, dict(HAAR, rects=rects)))
+    assert document["features"]["rects"] == rects
+    assert loaded.selection == "loss" and loaded.cost == (1.0, 4.0)
+
+
+def _tamper(path, change):
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["stumps"][0].update(alpha=9.0), "checksum mismatch"),
+    (lambda d: d.update(version=99), "unsupported version"),
+    (lambda d: d.pop("format"), "format field missing"),
+])
+def test_tampered_files_are_rejected(tmp_path, trained, change, message):
+    path = save_model(tmp_path / "m.json", trained[0])
+    _tamper(path, change)
+    with pytest.raises(FacedetectError, match=message):
+        load_model(path)
+
+
+def _resigned(path, change):
+    """Malformed content with a valid checksum: validation must still catch it."""
+    from facedetect.training.model_io import _digest
+    document = json.loads(path.read_text())
+    change(document)
+    document["sha256"] = _digest(document)
+    path.write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["stumps"][0].update(polarity=2), "stump 0 is malformed"),
+    (lambda d: d["stumps"][1].update(feature=10_000), "stump 1 is malformed"),
+    (lambda d: d.update(cost=[0, 1]), "cost"),
+    (lambda d: d.update(algorithm="evil"), "unknown algorithm"),
+    (lambda d: d.update(features=dict(HAAR, rects=[[[15, 15, 9, 9, 1.0]]] * len(d["stumps"]))),
+     "outside the window"),
+    (lambda d: d.update(stumps=[]), "no stumps"),
+])
+def test_malformed_content_is_rejected(tmp_path, trained, change, message):
+    path = save_model(tmp_path / "m.json", trained[0])
+    _resigned(path, change)
+    with pytest.raises(FacedetectError, match=message):
+        load_model(path)
+
+
+def test_unreadable_files(tmp_path):
+    with pytest.raises(FacedetectError, match="not found"):
+        load_model(tmp_path / "missing.json")
+    (tmp_path / "junk.json").write_bytes(b"\x89PNG\r\n")
+    with pytest.raises(FacedetectError, match="cannot read|not a facedetect model"):
+        load_model(tmp_path / "junk.json")
+    (tmp_path / "nan.json").write_text('{"format": NaN}')
+    with pytest.raises(FacedetectError):
+        load_model(tmp_path / "nan.json")
+
+
+def test_save_is_atomic(tmp_path, trained):
+    path = save_model(tmp_path / "m.json", trained[0])
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
+    assert path.read_text().startswith("{")
