@@ -84,12 +84,33 @@ def test_loss_rule_on_haar_features_equals_brute_force(haar_problem):
     assert_same_models(hull, brute, alpha_tol=1e-7)
 
 
-@pytest.mark.parametrize("cost", [(1, 5), (7, 1)])
+@pytest.mark.parametrize("cost", [(1, 5), (7, 1), (1, 1)])
 def test_vectorized_cs_equals_scalar_cs(cost):
+    """Same round state, both solvers: the same stump unless two losses tie to 1e-12."""
+    from facedetect.training.roots import normalized_costs, static_parameters
+    from facedetect.training.rules import RoundState, min_loss_brute_force
+    from facedetect.training.stumps import presort
     X, y = small_problem(n=120, n_angles=8, seed=5)
-    vectorized = CostSensitiveAdaBoost(n_rounds=8, cost=cost).fit(X, y)
-    scalar = CostSensitiveAdaBoost(n_rounds=8, cost=cost, solver="scalar").fit(X, y)
-    assert_same_models(vectorized, scalar, alpha_tol=1e-8)
+    values_t = np.ascontiguousarray(X.T)
+    order = presort(values_t)
+    is_positive = y == 1
+    cp, cn = normalized_costs(cost)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        weights = rng.exponential(size=len(y))
+        weights[is_positive] /= weights[is_positive].sum()
+        weights[~is_positive] /= weights[~is_positive].sum()
+        p = rng.uniform(0.1, 0.9)
+        a, b = static_parameters(p, 1 - p, cp, cn)
+        state = RoundState(values_t, order, weights, is_positive, p, 1 - p, a, b, cp, cn)
+        vectorized = min_loss_brute_force(state, "vectorized")
+        scalar = min_loss_brute_force(state, "scalar")
+        assert scalar["score"] == pytest.approx(vectorized["score"], rel=1e-12)
+        if abs(scalar["score"] - vectorized["score"]) == 0 or \
+                (scalar["feature"], scalar["position"]) == (vectorized["feature"],
+                                                            vectorized["position"]):
+            assert (scalar["feature"], scalar["position"], scalar["polarity"]) == \
+                (vectorized["feature"], vectorized["position"], vectorized["polarity"])
 
 
 def test_equal_costs_make_all_algorithms_pick_the_same_stumps():

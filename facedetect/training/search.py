@@ -365,7 +365,7 @@ def _hull_push(hx, hy, hk, size, x, y, k, sign):
 
 
 @_pjit
-def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn,
+def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn, loss0,
                  k_next, p_coef, q_coef, best_loss, best_id, best_err, roots):
     n_features, n = order.shape
     n_blocks = best_loss.size
@@ -375,7 +375,10 @@ def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn,
         hx = np.empty((2, n))
         hy = np.empty((2, n))
         hk = np.empty((2, n), np.int64)
-        loss_best = 1.0  # L(0) = p + q: only candidates with a positive root beat it
+        # Start from the seed's loss (at most L(0) = 1); until the block has a candidate
+        # of its own it also accepts a loss equal to the seed's, so ties go to the first.
+        loss_best = loss0
+        found = False
         n_roots = 0
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
             row = order[f]
@@ -405,12 +408,13 @@ def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn,
                     bound = math.inf
                     for i in range(k_next.size):
                         bound = min(bound, k_next[i] + e_pos * p_coef[i] + e_neg * q_coef[i])
-                    if bound >= loss_best:
+                    if bound > loss_best or (found and bound == loss_best):
                         continue
                     alpha = solve_alpha(e_pos, e_neg, a, b, cp, cn)
                     n_roots += 1
                     loss = round_loss(alpha, e_pos, e_neg, p, q, cp, cn)
-                    if loss < loss_best:
+                    if loss < loss_best or (not found and loss == loss_best):
+                        found = True
                         loss_best = loss
                         k = hk[side, v]
                         _record(best_id, best_err, blk, f, k, polarity,
@@ -422,12 +426,22 @@ def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn,
 def hull_loss_search(order, weights, is_positive, p, q, a, b, cp, cn):
     """The candidate of minimum ``L*``; ``score`` is that loss. None if nothing beats 1.
 
-    Candidates are indexed ``(feature, polarity, position)`` for ties, as in
-    :func:`facedetect.training.rules.min_loss_brute_force`.
+    The max-root candidate (the conditional search) is usually close to the min-loss one;
+    its loss seeds every block, so the interval bounds discard almost every hull vertex
+    without solving its root. Candidates are indexed ``(feature, polarity, position)``
+    for ties, as in :func:`facedetect.training.rules.min_loss_brute_force`.
     """
+    seed = conditional_root_search(order, weights, is_positive, a, b, cp, cn)
+    if seed is None:
+        return None
+    loss0 = min(1.0, round_loss(seed["score"], seed["e_pos"], seed["e_neg"], p, q, cp, cn))
     n_blocks = n_blocks_for(order.shape[0])
     best_loss, best_id, best_err, roots = _empty_results(n_blocks)
     k_next, p_coef, q_coef = loss_bound_grid(p, q, cp, cn)
-    _hull_kernel(order, order_mask(order), weights, is_positive, p, q, a, b, cp, cn,
+    _hull_kernel(order, order_mask(order), weights, is_positive, p, q, a, b, cp, cn, loss0,
                  k_next, p_coef, q_coef, best_loss, best_id, best_err, roots)
-    return _merge(best_loss, best_id, best_err, roots, larger_is_better=False)
+    result = _merge(best_loss, best_id, best_err, roots, larger_is_better=False)
+    if result is not None:
+        result["roots"] += seed["roots"]
+    return result
+
