@@ -1,0 +1,108 @@
+"""A trained Haar-feature detector: the stumps, their rectangles, and window scoring.
+
+Training works on the full pool's feature matrix; a saved detector keeps only the features
+its stumps use, so scoring a window computes a few hundred rectangle sums instead of
+63,960 features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..haar import integral_image, squared_integral_image
+from ..haar.integral import normalization_factors
+from ..training.model_io import load_document, save_model, estimator_from_document
+
+
+@dataclass
+class HaarDetectorModel:
+    """A boosted stump classifier on Haar features of a fixed window.
+
+    Attributes
+    ----------
+    window : (width, height)
+    rects : list per stump of ``(x, y, w, h, weight)`` rectangles
+    thresholds, polarities, alphas : arrays, one entry per stump
+    cost : (Cp, Cn) it was trained for
+    document : the full model file content (metadata, split, diagnostics)
+    """
+
+    window: tuple[int, int]
+    rects: list
+    thresholds: np.ndarray
+    polarities: np.ndarray
+    alphas: np.ndarray
+    cost: tuple[float, float]
+    normalize: bool
+    document: dict
+
+    @property
+    def n_stumps(self) -> int:
+        return len(self.alphas)
+
+    @classmethod
+    def from_estimator(cls, estimator, pool, training: dict | None = None):
+        rects = [pool.feature(int(f)) for f in estimator.features_]
+        features = {"kind": "haar", "window": [pool.width, pool.height],
+                    "normalization": "opencv-variance", "pool_index":
+                    [int(f) for f in estimator.features_],
+                    "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
+        from ..training.model_io import model_document
+        document = model_document(estimator, features, training)
+        return cls.from_document(document)
+
+    @classmethod
+    def from_document(cls, document: dict) -> "HaarDetectorModel":
+        features = document["features"]
+        if features.get("kind") != "haar":
+            from ..errors import FacedetectError
+            raise FacedetectError("this model was not trained on Haar features; it cannot "
+                                  "scan images")
+        stumps = document["stumps"]
+        return cls((features["window"][0], features["window"][1]),
+                   [[tuple(r) for r in feature] for feature in features["rects"]],
+                   np.array([s["threshold"] for s in stumps], dtype=np.float64),
+                   np.array([s["polarity"] for s in stumps], dtype=np.int8),
+                   np.array([s["alpha"] for s in stumps], dtype=np.float64),
+                   tuple(document["cost"]), features["normalization"] == "opencv-variance",
+                   document)
+
+    @classmethod
+    def load(cls, path) -> "HaarDetectorModel":
+        return cls.from_document(load_document(path))
+
+    def save(self, path):
+        estimator = estimator_from_document(self.document)
+        features = self.document["features"]
+        return save_model(path, estimator, features, self.document.get("training"))
+
+    def feature_values(self, windows: np.ndarray) -> np.ndarray:
+        """(n_windows, n_stumps) float32 values of the stumps' features, normalised as in
+        training (raw sum times float32(1/nf))."""
+        windows = np.asarray(windows)
+        width, height = self.window
+        if windows.ndim != 3 or windows.shape[1:] != (height, width):
+            raise ValueError(f"windows must have shape (N, {height}, {width})")
+        ii = integral_image(windows)
+        values = np.zeros((len(windows), self.n_stumps), dtype=np.float32)
+        for t, feature in enumerate(self.rects):
+            total = np.zeros(len(windows), dtype=np.float32)
+            for x, y, w, h, weight in feature:
+                sums = (ii[:, y + h, x + w] - ii[:, y, x + w] - ii[:, y + h, x]
+                        + ii[:, y, x]).astype(np.float32)
+                total += np.float32(weight) * sums
+            values[:, t] = total
+        if self.normalize:
+            nf = normalization_factors(ii, squared_integral_image(windows), width, height)
+            values *= (1.0 / nf).astype(np.float32)[:, None]
+        return values
+
+    def decision_function(self, windows: np.ndarray) -> np.ndarray:
+        values = self.feature_values(windows)
+        outputs = np.where(values > self.thresholds, self.polarities, -self.polarities)
+        return outputs @ self.alphas
+
+    def predict(self, windows: np.ndarray, threshold: float = 0.0) -> np.ndarray:
+        return (self.decision_function(windows) > threshold).astype(np.int8)

@@ -1,0 +1,109 @@
+"""Evaluation quantities of the paper (section 4.1) and Drummond-Holte cost space.
+
+``PCF = p(+) Cp / (p(+) Cp + p(-) Cn)`` and ``NEC = FN * PCF + FP * (1 - PCF)``: the paper
+prints ``FN * PCF + FP``, a typo (see ``../shared/docs/adaboostdb-math.md``). In cost space
+a classifier is the line from ``(0, FP)`` to ``(1, FN)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass
+class BinaryRates:
+    """Counts and rates of a binary decision against labels (1 = positive)."""
+
+    n_positive: int
+    n_negative: int
+    false_negatives: int
+    false_positives: int
+
+    @property
+    def false_negative_rate(self) -> float:
+        return self.false_negatives / self.n_positive if self.n_positive else float("nan")
+
+    @property
+    def false_positive_rate(self) -> float:
+        return self.false_positives / self.n_negative if self.n_negative else float("nan")
+
+    @property
+    def classification_error(self) -> float:
+        return (self.false_negatives + self.false_positives) / (self.n_positive + self.n_negative)
+
+    @property
+    def prior_positive(self) -> float:
+        return self.n_positive / (self.n_positive + self.n_negative)
+
+    def nec(self, cost=(1.0, 1.0)) -> float:
+        """Normalised expected cost at this set's priors and the given costs."""
+        return normalized_expected_cost(self.false_negative_rate, self.false_positive_rate,
+                                        probability_cost(self.prior_positive, cost))
+
+    def as_dict(self, cost=(1.0, 1.0)) -> dict:
+        return {**asdict(self), "false_negative_rate": self.false_negative_rate,
+                "false_positive_rate": self.false_positive_rate,
+                "classification_error": self.classification_error,
+                "nec_at_cost": self.nec(cost), "nec_at_priors": self.nec((1.0, 1.0)),
+                "pcf_at_cost": probability_cost(self.prior_positive, cost)}
+
+
+def binary_rates(labels, predicted) -> BinaryRates:
+    """Counts of a {0,1} (or boolean) prediction against {0,1} labels."""
+    labels = np.asarray(labels).astype(bool)
+    predicted = np.asarray(predicted).astype(bool)
+    if labels.shape != predicted.shape:
+        raise ValueError("labels and predictions differ in shape")
+    return BinaryRates(int(labels.sum()), int((~labels).sum()),
+                       int((labels & ~predicted).sum()), int((~labels & predicted).sum()))
+
+
+def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
+    """PCF: the x axis of cost space."""
+    cp, cn = cost
+    return prior_positive * cp / (prior_positive * cp + (1 - prior_positive) * cn)
+
+
+def normalized_expected_cost(fn_rate, fp_rate, pcf):
+    """NEC = FN * PCF + FP * (1 - PCF): FP at PCF = 0, FN at PCF = 1."""
+    pcf = np.asarray(pcf, dtype=np.float64)
+    return fn_rate * pcf + fp_rate * (1 - pcf)
+
+
+def lower_envelope(fn_rates, fp_rates, pcf=None):
+    """Pointwise minimum NEC over a family of classifiers.
+
+    Returns ``(pcf, nec)``; with the default grid of 1,001 points in [0, 1].
+    """
+    pcf = np.linspace(0.0, 1.0, 1001) if pcf is None else np.asarray(pcf)
+    fn_rates = np.asarray(fn_rates, dtype=np.float64)[:, None]
+    fp_rates = np.asarray(fp_rates, dtype=np.float64)[:, None]
+    return pcf, (fn_rates * pcf + fp_rates * (1 - pcf)).min(axis=0)
+
+
+def envelope_area_between(first, second, pcf=None) -> float:
+    """Area between two lower envelopes given as (fn_rates, fp_rates) pairs."""
+    grid, env1 = lower_envelope(*first, pcf=pcf)
+    _, env2 = lower_envelope(*second, pcf=grid)
+    return float(np.trapezoid(np.abs(env1 - env2), grid))
+
+
+def roc_points(labels, scores, n_points: int = 21):
+    """Operating points as the decision threshold moves: (threshold, FN rate, FP rate).
+
+    Thresholds are quantiles of the scores (plus both ends), predicting positive where
+    ``score > threshold``.
+    """
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    thresholds = np.unique(np.r_[scores.min() - 1, np.quantile(scores, np.linspace(0, 1, n_points)),
+                                 0.0])
+    points = []
+    for threshold in thresholds:
+        rates = binary_rates(labels, scores > threshold)
+        points.append({"threshold": float(threshold),
+                       "false_negative_rate": rates.false_negative_rate,
+                       "false_positive_rate": rates.false_positive_rate})
+    return points

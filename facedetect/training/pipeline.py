@@ -1,0 +1,191 @@
+"""The CBCL training workflow behind ``train-detector``: split, features, boost, save.
+
+Everything a run depends on is in :class:`TrainConfig`; the model records it, together with
+the held-out file names, so evaluation can refuse to leak.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..data import balanced_subset, load_cbcl, stratified_holdout
+from ..detector.model import HaarDetectorModel
+from ..errors import FacedetectError
+from ..haar import feature_matrix, haar_feature_pool
+from .boosting import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
+from .checkpoint import load_checkpoint, save_checkpoint
+from .stumps import presort
+
+ALGORITHM_CHOICES = ("db", "dbn", "cs", "adaboost", "asym-init")
+
+
+@dataclass
+class TrainConfig:
+    cost: tuple[float, float] = (1.0, 1.0)
+    rounds: int = 200
+    algorithm: str = "db"
+    selection: str = "root"
+    holdout: float = 0.25
+    balanced: bool = False
+    seed: int = 0
+
+    def as_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+def make_estimator(config: TrainConfig):
+    """The estimator for ``--algorithm`` (dbn is AdaBoostDB with the exhaustive search)."""
+    if config.algorithm in ("db", "dbn"):
+        return AdaBoostDB(config.rounds, config.cost, selection=config.selection,
+                          search="exhaustive" if config.algorithm == "dbn" else "conditional",
+                          random_state=config.seed)
+    if config.algorithm == "cs":
+        return CostSensitiveAdaBoost(config.rounds, config.cost, random_state=config.seed)
+    if config.algorithm == "adaboost":
+        return AdaBoost(config.rounds, random_state=config.seed)
+    if config.algorithm == "asym-init":
+        return AsymmetricInitAdaBoost(config.rounds, config.cost, random_state=config.seed)
+    raise FacedetectError(f"unknown algorithm {config.algorithm!r}; "
+                          f"choose from {', '.join(ALGORITHM_CHOICES)}")
+
+
+def split_indices(labels, config: TrainConfig):
+    """(train, held-out) indices into the loaded data, per the config."""
+    candidates = (balanced_subset(labels, seed=config.seed) if config.balanced
+                  else np.arange(len(labels)))
+    if config.holdout == 0:
+        return candidates, np.array([], dtype=np.intp)
+    train, held = stratified_holdout(labels[candidates], config.holdout, seed=config.seed)
+    return candidates[train], candidates[held]
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (a kill) raises KeyboardInterrupt, so it leaves a checkpoint like Ctrl-C."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class TrainResult:
+    model: HaarDetectorModel
+    seconds: float
+    feature_seconds: float
+    train_counts: dict = field(default_factory=dict)
+
+
+def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
+                   checkpoint_every: int = 10, resume: bool = False, progress: bool = True,
+                   log=print) -> TrainResult:
+    """Train a detector on CBCL windows and save it to ``out``.
+
+    ``checkpoint`` (default ``<out>.checkpoint.json``) is written every
+    ``checkpoint_every`` rounds and when the run is interrupted (Ctrl-C or SIGTERM); with
+    ``resume`` the run continues from it and yields the model an uninterrupted run would.
+    """
+    start = time.perf_counter()
+    if config.holdout != 0 and not 0 < config.holdout < 1:
+        raise FacedetectError(f"--holdout must be in [0, 1), got {config.holdout}")
+    cbcl = data if data is not None else load_cbcl()
+    if len(np.unique(cbcl.labels)) < 2:
+        raise FacedetectError(f"{cbcl.source}: the data has only one class "
+                              f"({'faces' if cbcl.labels[0] == 1 else 'non-faces'}); "
+                              f"training needs faces and non-faces")
+    train, held = split_indices(cbcl.labels, config)
+    estimator = make_estimator(config)
+    run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
+    if checkpoint is None and out is not None:
+        checkpoint = Path(str(out) + ".checkpoint.json")
+    state = load_checkpoint(checkpoint, run_config) if resume else None
+
+    pool = haar_feature_pool(19, 19)
+    feature_start = time.perf_counter()
+    X = feature_matrix(cbcl.images[train], pool, progress=progress)
+    order = presort(X.T)
+    feature_seconds = time.perf_counter() - feature_start
+    y = cbcl.labels[train]
+    if progress:
+        log(f"features: {X.shape[1]:,} x {X.shape[0]:,} windows in {feature_seconds:.1f} s")
+
+    decision = np.zeros(len(y))
+    if state is not None:
+        for (f, threshold, polarity), alpha in zip(state.stumps, state.alphas):
+            decision += alpha * np.where(X[:, f] > threshold, polarity, -polarity)
+    bar = tqdm(total=config.rounds, initial=len(state.alphas) if state else 0,
+               desc="boosting", unit="round", disable=not progress)
+    snapshot = {}
+
+    def on_round(model, run_state):
+        f, threshold, polarity = run_state.stumps[-1]
+        decision[:] += run_state.alphas[-1] * np.where(X[:, f] > threshold, polarity, -polarity)
+        predicted = decision > 0
+        history = run_state.history[-1]
+        bar.update(1)
+        bar.set_postfix(s=f"{history['seconds']:.2f}", roots=history["roots"],
+                        FN=f"{np.mean(~predicted[y == 1]):.3f}",
+                        FP=f"{np.mean(predicted[y == 0]):.3f}")
+        snapshot["state"] = _copy_state(run_state)
+        if checkpoint is not None and len(run_state.alphas) % checkpoint_every == 0:
+            save_checkpoint(checkpoint, run_state, run_config)
+
+    try:
+        with _terminate_as_interrupt():
+            estimator.fit(X, y, order=order, callback=on_round, state=state)
+    except KeyboardInterrupt:
+        bar.close()
+        if checkpoint is not None and "state" in snapshot:
+            save_checkpoint(checkpoint, snapshot["state"], run_config)
+            raise FacedetectError(
+                f"interrupted after {len(snapshot['state'].alphas)} rounds; checkpoint "
+                f"saved to {checkpoint}; run again with --resume to finish") from None
+        raise
+    bar.close()
+
+    training = {
+        "config": run_config, "data_source": str(cbcl.source),
+        "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
+        "rounds": estimator.n_rounds_,
+        "diagnostics": {"roots": estimator.roots_solved_.tolist(),
+                        "e_pos": estimator.errors_[:, 0].tolist(),
+                        "e_neg": estimator.errors_[:, 1].tolist(),
+                        "bound": estimator.bounds_.tolist(),
+                        "seconds": estimator.round_seconds_.round(4).tolist()},
+        "feature_seconds": round(feature_seconds, 3),
+    }
+    model = HaarDetectorModel.from_estimator(estimator, pool, training)
+    seconds = time.perf_counter() - start
+    model.document["training"]["seconds"] = round(seconds, 2)
+    if out is not None:
+        model = _resave(model, out)
+        if checkpoint is not None:
+            Path(checkpoint).unlink(missing_ok=True)
+    return TrainResult(model, seconds, feature_seconds,
+                       {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+
+
+def _resave(model: HaarDetectorModel, out) -> HaarDetectorModel:
+    model.save(out)
+    return HaarDetectorModel.load(out)
+
+
+def _copy_state(state):
+    from .boosting import TrainingState
+    return TrainingState(state.weights.copy(), state.log_acc_pos, state.log_acc_neg,
+                         list(state.stumps), list(state.alphas), list(state.history),
+                         state.finished)

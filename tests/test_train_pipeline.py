@@ -1,0 +1,178 @@
+"""train-detector / evaluate-detector: the workflow, checkpoints, bad input."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from facedetect.data import load_cbcl
+from facedetect.detector.model import HaarDetectorModel
+from facedetect.errors import FacedetectError
+from facedetect.training import AdaBoostDB
+from facedetect.training.evaluation import evaluate
+from facedetect.training.pipeline import TrainConfig, _terminate_as_interrupt, train_detector
+
+from .conftest import pgm_bytes
+
+
+@pytest.fixture(scope="module")
+def small_cbcl(tmp_path_factory, cbcl):
+    """A CBCL-shaped folder with 150 faces and 250 non-faces of the real data."""
+    root = tmp_path_factory.mktemp("cbcl_small")
+    rng = np.random.default_rng(0)
+    for cls, label, count in (("face", 1, 150), ("non-face", 0, 250)):
+        folder = root / "train" / cls
+        folder.mkdir(parents=True)
+        members = rng.choice(np.flatnonzero(cbcl.labels == label), count, replace=False)
+        for i in members:
+            (folder / cbcl.names[i].rsplit("/", 1)[1]).write_bytes(pgm_bytes(cbcl.images[i]))
+    return root
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "facedetect", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_train_then_evaluate_on_the_heldout_split(small_cbcl, tmp_path):
+    out = tmp_path / "model.json"
+    result = run_cli("train", "--cost", "1,10", "--rounds", "8", "--data", str(small_cbcl),
+                     "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "saved" in result.stdout and out.exists()
+    assert not (tmp_path / "model.json.checkpoint.json").exists()
+    model = HaarDetectorModel.load(out)
+    training = model.document["training"]
+    assert len(training["heldout_names"]) == 100  # 25% of 400, stratified
+    assert model.n_stumps == 8 and model.cost == (1.0, 10.0)
+    report = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--json")
+    assert report.returncode == 0, report.stderr
+    data = json.loads(report.stdout)
+    assert data["n_positive"] == 38 and data["n_negative"] == 62
+    assert data["false_negatives"] == round(data["false_negative_rate"] * 38)
+    assert data["roc"][0]["false_positive_rate"] == 1.0
+
+
+def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
+    """The saved model's own window scoring reproduces the estimator's decisions."""
+    from facedetect.haar import feature_matrix, haar_feature_pool
+    data = load_cbcl(small_cbcl)
+    result = train_detector(TrainConfig((1, 5), 6), data, progress=False)
+    model = result.model
+    pool = haar_feature_pool()
+    X = feature_matrix(data.images, pool, progress=False)
+    from facedetect.training.model_io import estimator_from_document
+    estimator = estimator_from_document(model.document)
+    np.testing.assert_array_equal(model.decision_function(data.images),
+                                  estimator.decision_function(X))
+
+
+def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, monkeypatch):
+    data = load_cbcl(small_cbcl)
+    config = TrainConfig((1, 10), 9)
+    whole = train_detector(config, data, out=tmp_path / "whole.json", progress=False).model
+
+    original = AdaBoostDB._boost_once
+    calls = {"n": 0}
+
+    def interrupted(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", interrupted)
+    out = tmp_path / "resumed.json"
+    with pytest.raises(FacedetectError, match="interrupted after 5 rounds"):
+        train_detector(config, data, out=out, checkpoint_every=2, progress=False)
+    assert (tmp_path / "resumed.json.checkpoint.json").exists() and not out.exists()
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
+    resumed = train_detector(config, data, out=out, resume=True, progress=False).model
+    for key in ("thresholds", "polarities", "alphas"):
+        assert getattr(resumed, key).tobytes() == getattr(whole, key).tobytes()
+    assert resumed.rects == whole.rects
+    assert not (tmp_path / "resumed.json.checkpoint.json").exists()
+
+
+def test_resume_refuses_a_checkpoint_of_other_settings(small_cbcl, tmp_path, monkeypatch):
+    data = load_cbcl(small_cbcl)
+    original = AdaBoostDB._boost_once
+
+    def stop(self, *args):
+        if len(args[0].alphas) == 2:
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
+    with pytest.raises(FacedetectError):
+        train_detector(TrainConfig((1, 10), 5), data, out=tmp_path / "m.json", progress=False)
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
+    with pytest.raises(FacedetectError, match="different settings \\(cost\\)"):
+        train_detector(TrainConfig((1, 3), 5), data, out=tmp_path / "m.json", resume=True,
+                       progress=False)
+
+
+def test_sigterm_becomes_an_interrupt():
+    with pytest.raises(KeyboardInterrupt):
+        with _terminate_as_interrupt():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100):
+                pass
+
+
+def test_same_seed_gives_an_identical_model_file(small_cbcl, tmp_path):
+    data = load_cbcl(small_cbcl)
+    first = train_detector(TrainConfig((2, 1), 5, seed=4), data, out=tmp_path / "a.json",
+                           progress=False)
+    second = train_detector(TrainConfig((2, 1), 5, seed=4), data, out=tmp_path / "b.json",
+                            progress=False)
+    strip = lambda m: {k: v for k, v in m.document.items() if k not in ("training", "sha256")}
+    assert strip(first.model) == strip(second.model)
+    assert first.model.document["training"]["heldout_names"] == \
+        second.model.document["training"]["heldout_names"]
+
+
+def test_evaluation_refuses_other_data_and_unsplit_models(small_cbcl, cbcl, tmp_path):
+    data = load_cbcl(small_cbcl)
+    model = train_detector(TrainConfig((1, 1), 3), data, progress=False).model
+    with pytest.raises(FacedetectError, match="not the data the model was trained on"):
+        evaluate(model, cbcl)
+    unsplit = train_detector(TrainConfig((1, 1), 3, holdout=0), data, progress=False).model
+    with pytest.raises(FacedetectError, match="--holdout 0"):
+        evaluate(unsplit, data)
+    assert evaluate(unsplit, data, split="train")["n_positive"] == 150
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cost", "1"], "expected two costs"),
+    (["--cost", "0,1"], "positive"),
+    (["--cost", "a,b"], "must be numbers"),
+    (["--out", "/nonexistent/folder/m.json"], "does not exist"),
+])
+def test_bad_train_arguments_are_one_line(small_cbcl, args, message):
+    result = run_cli("train", "--data", str(small_cbcl), "--rounds", "2", *args)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+
+
+def test_missing_and_one_class_data_are_one_line(small_cbcl, tmp_path):
+    result = run_cli("train", "--data", str(tmp_path / "missing"), "--rounds", "2")
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    one_class = tmp_path / "faces_only"
+    (one_class / "train").mkdir(parents=True)
+    os.symlink(small_cbcl / "train" / "face", one_class / "train" / "face")
+    result = run_cli("train", "--data", str(one_class), "--rounds", "2")
+    assert result.returncode == 1
+    assert "only one class" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_evaluate_bad_model_files_are_one_line(tmp_path, small_cbcl):
+    (tmp_path / "bad.json").write_text("{not json")
+    for path in (tmp_path / "bad.json", tmp_path / "missing.json"):
+        result = run_cli("evaluate", str(path), "--data", str(small_cbcl))
+        assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
