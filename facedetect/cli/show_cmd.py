@@ -1,0 +1,41 @@
+"""``facedetect show MODEL --out features.png``: the first selected features on the mean face."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..data import load_cbcl
+from ..detector.model import HaarDetectorModel
+from ..errors import FacedetectError
+from ..plots import draw_haar_features
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("show", help="draw a model's first Haar features on the "
+                                                "mean CBCL face")
+    parser.add_argument("model", help="model file")
+    parser.add_argument("--out", default="features.png", help="PNG to write (features.png)")
+    parser.add_argument("--count", type=int, default=10, help="features to draw (default 10)")
+    parser.add_argument("--data", help="CBCL data for the mean face (a grey gradient if absent)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    model = HaarDetectorModel.load(args.model)
+    if args.count < 1:
+        raise FacedetectError("--count must be at least 1")
+    width, height = model.window
+    try:
+        data = load_cbcl(args.data)
+        background = data.images[data.labels == 1].mean(axis=0)
+    except FacedetectError:
+        if args.data:
+            raise
+        background = np.tile(np.linspace(80, 180, width), (height, 1))
+    count = min(args.count, model.n_stumps)
+    labels = [f"#{i + 1} a={model.alphas[i]:.2f}" for i in range(count)]
+    path = draw_haar_features(background, model.rects[:count], args.out, labels=labels)
+    print(f"wrote {path} ({count} features)")
+    return 0
