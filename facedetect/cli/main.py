@@ -6,10 +6,20 @@ import argparse
 import sys
 
 from .. import __version__
-from . import data_cmd, evaluate_cmd, show_cmd, sweep_cmd, train_cmd
+from . import (
+    data_cmd,
+    detect_cmd,
+    evaluate_cmd,
+    evaluate_images_cmd,
+    export_cmd,
+    show_cmd,
+    sweep_cmd,
+    train_cmd,
+)
 from .common import EXIT_USAGE, run_safely
 
-COMMAND_MODULES = [train_cmd, evaluate_cmd, sweep_cmd, show_cmd, data_cmd]
+COMMAND_MODULES = [train_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd, sweep_cmd,
+                   show_cmd, export_cmd, data_cmd]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

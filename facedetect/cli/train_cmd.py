@@ -35,6 +35,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="write a checkpoint every N rounds (default 10)")
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted run from its checkpoint")
+    parser.add_argument("--negatives", metavar="DIR",
+                        help="face-free images for hard-negative bootstrapping (default: "
+                             "scikit-image's bundled face-free pictures)")
+    parser.add_argument("--bootstrap-rounds", type=int, default=0, metavar="K",
+                        help="retrain K times, adding the false positives found on the "
+                             "negatives (default 0)")
+    parser.add_argument("--bootstrap-limit", type=int, default=2000,
+                        help="hard negatives added per bootstrap round at most (default 2000)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
@@ -62,8 +70,18 @@ def run(args: argparse.Namespace) -> int:
     data = load_cbcl(args.data)
     log = (lambda *a, **k: None) if args.quiet or args.json else \
         (lambda *a, **k: print(*a, file=sys.stderr, **k))
+    negatives = None
+    if args.bootstrap_rounds < 0 or args.bootstrap_limit < 1:
+        raise FacedetectError("--bootstrap-rounds must be >= 0 and --bootstrap-limit >= 1")
+    if args.bootstrap_rounds:
+        from ..training.bootstrap import load_negative_images
+        negatives, _ = load_negative_images(args.negatives)
+    elif args.negatives:
+        raise FacedetectError("--negatives needs --bootstrap-rounds K (K >= 1)")
     result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
-                            resume=args.resume, progress=not (args.quiet or args.json), log=log)
+                            resume=args.resume, progress=not (args.quiet or args.json), log=log,
+                            negatives=negatives, bootstrap_rounds=args.bootstrap_rounds,
+                            bootstrap_limit=args.bootstrap_limit)
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,

@@ -100,9 +100,14 @@ class HaarDetectorModel:
         return values
 
     def decision_function(self, windows: np.ndarray) -> np.ndarray:
+        """``sum_t alpha_t h_t``, added stump by stump in the scanner's order, so a window
+        scores bit for bit what the scanner gives it."""
         values = self.feature_values(windows)
-        outputs = np.where(values > self.thresholds, self.polarities, -self.polarities)
-        return outputs @ self.alphas
+        score = np.zeros(len(values))
+        for t in range(self.n_stumps):
+            vote = self.alphas[t] * float(self.polarities[t])
+            score += np.where(values[:, t] > self.thresholds[t], vote, -vote)
+        return score
 
     def predict(self, windows: np.ndarray, threshold: float = 0.0) -> np.ndarray:
         return (self.decision_function(windows) > threshold).astype(np.int8)

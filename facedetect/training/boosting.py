@@ -288,7 +288,10 @@ class BoostedStumps:
     def decision_function(self, X) -> np.ndarray:
         """``sum_t alpha_t h_t(x)``: positive means the positive class."""
         outputs = self._weak_outputs(X)
-        return self.alphas_ @ outputs
+        score = np.zeros(outputs.shape[1])
+        for alpha, row in zip(self.alphas_, outputs):  # stump by stump, as the scanner adds
+            score += alpha * row
+        return score
 
     def staged_decision_function(self, X):
         """The decision after each round, as a generator (like scikit-learn's)."""

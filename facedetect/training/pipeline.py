@@ -92,37 +92,94 @@ class TrainResult:
 
 def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                    checkpoint_every: int = 10, resume: bool = False, progress: bool = True,
-                   log=print) -> TrainResult:
+                   log=print, negatives=None, bootstrap_rounds: int = 0,
+                   bootstrap_limit: int = 2000) -> TrainResult:
     """Train a detector on CBCL windows and save it to ``out``.
 
     ``checkpoint`` (default ``<out>.checkpoint.json``) is written every
     ``checkpoint_every`` rounds and when the run is interrupted (Ctrl-C or SIGTERM); with
     ``resume`` the run continues from it and yields the model an uninterrupted run would.
+
+    With ``bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each training,
+    the windows it accepts on the face-free ``negatives`` (a list of grey images; at most
+    ``bootstrap_limit`` per stage, drawn with the seed) join the training negatives.
     """
     start = time.perf_counter()
     if config.holdout != 0 and not 0 < config.holdout < 1:
         raise FacedetectError(f"--holdout must be in [0, 1), got {config.holdout}")
+    if bootstrap_rounds and resume:
+        raise FacedetectError("--resume does not combine with --bootstrap-rounds yet: "
+                              "train again without --resume")
     cbcl = data if data is not None else load_cbcl()
     if len(np.unique(cbcl.labels)) < 2:
         raise FacedetectError(f"{cbcl.source}: the data has only one class "
                               f"({'faces' if cbcl.labels[0] == 1 else 'non-faces'}); "
                               f"training needs faces and non-faces")
     train, held = split_indices(cbcl.labels, config)
-    estimator = make_estimator(config)
     run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
     state = load_checkpoint(checkpoint, run_config) if resume else None
-
     pool = haar_feature_pool(19, 19)
-    feature_start = time.perf_counter()
-    X = feature_matrix(cbcl.images[train], pool, progress=progress)
-    order = presort(X.T)
-    feature_seconds = time.perf_counter() - feature_start
-    y = cbcl.labels[train]
-    if progress:
-        log(f"features: {X.shape[1]:,} x {X.shape[0]:,} windows in {feature_seconds:.1f} s")
+    extra = np.empty((0, 19, 19), np.uint8)
+    bootstrap_log, feature_seconds = [], 0.0
+    for stage in range(bootstrap_rounds + 1):
+        images = np.concatenate([cbcl.images[train], extra])
+        y = np.concatenate([cbcl.labels[train], np.zeros(len(extra), cbcl.labels.dtype)])
+        feature_start = time.perf_counter()
+        X = feature_matrix(images, pool, progress=progress)
+        order = presort(X.T)
+        feature_seconds += time.perf_counter() - feature_start
+        if progress:
+            log(f"features: {X.shape[1]:,} x {X.shape[0]:,} windows in "
+                f"{time.perf_counter() - feature_start:.1f} s")
+        estimator = make_estimator(config)
+        _fit_with_checkpoints(estimator, X, y, order, config, run_config, state,
+                              checkpoint if not bootstrap_rounds else None, checkpoint_every,
+                              progress)
+        del X, order
+        if stage == bootstrap_rounds:
+            break
+        from .bootstrap import hard_negatives
+        current = HaarDetectorModel.from_estimator(estimator, pool)
+        found = hard_negatives(current, negatives, bootstrap_limit, config.seed + stage)
+        bootstrap_log.append({"stage": stage + 1, "hard_negatives_added": int(len(found))})
+        if progress:
+            log(f"bootstrap {stage + 1}/{bootstrap_rounds}: {len(found)} false-positive "
+                f"windows added to the negatives")
+        if len(found) == 0:
+            break
+        extra = np.concatenate([extra, found])
 
+    training = {
+        "config": run_config, "data_source": str(cbcl.source),
+        "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
+        "rounds": estimator.n_rounds_,
+        "diagnostics": {"roots": estimator.roots_solved_.tolist(),
+                        "e_pos": estimator.errors_[:, 0].tolist(),
+                        "e_neg": estimator.errors_[:, 1].tolist(),
+                        "bound": estimator.bounds_.tolist(),
+                        "seconds": estimator.round_seconds_.round(4).tolist()},
+        "feature_seconds": round(feature_seconds, 3),
+    }
+    if bootstrap_rounds:
+        training["bootstrap"] = {"rounds": bootstrap_rounds, "limit": bootstrap_limit,
+                                 "stages": bootstrap_log,
+                                 "extra_negatives": int(len(extra))}
+    model = HaarDetectorModel.from_estimator(estimator, pool, training)
+    seconds = time.perf_counter() - start
+    model.document["training"]["seconds"] = round(seconds, 2)
+    if out is not None:
+        model = _resave(model, out)
+        if checkpoint is not None:
+            Path(checkpoint).unlink(missing_ok=True)
+    return TrainResult(model, seconds, feature_seconds,
+                       {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+
+
+def _fit_with_checkpoints(estimator, X, y, order, config, run_config, state, checkpoint,
+                          checkpoint_every, progress):
+    """Fit with a progress bar, periodic checkpoints and a checkpoint on interruption."""
     decision = np.zeros(len(y))
     if state is not None:
         for (f, threshold, polarity), alpha in zip(state.stumps, state.alphas):
@@ -156,27 +213,6 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                 f"saved to {checkpoint}; run again with --resume to finish") from None
         raise
     bar.close()
-
-    training = {
-        "config": run_config, "data_source": str(cbcl.source),
-        "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
-        "rounds": estimator.n_rounds_,
-        "diagnostics": {"roots": estimator.roots_solved_.tolist(),
-                        "e_pos": estimator.errors_[:, 0].tolist(),
-                        "e_neg": estimator.errors_[:, 1].tolist(),
-                        "bound": estimator.bounds_.tolist(),
-                        "seconds": estimator.round_seconds_.round(4).tolist()},
-        "feature_seconds": round(feature_seconds, 3),
-    }
-    model = HaarDetectorModel.from_estimator(estimator, pool, training)
-    seconds = time.perf_counter() - start
-    model.document["training"]["seconds"] = round(seconds, 2)
-    if out is not None:
-        model = _resave(model, out)
-        if checkpoint is not None:
-            Path(checkpoint).unlink(missing_ok=True)
-    return TrainResult(model, seconds, feature_seconds,
-                       {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
 
 
 def _resave(model: HaarDetectorModel, out) -> HaarDetectorModel:

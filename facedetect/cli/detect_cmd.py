@@ -1,0 +1,134 @@
+"""``detect IMAGE... [--model M]`` (also ``facedetect detect``): faces in images."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+
+from ..detector.annotate import annotate
+from ..detector.detect import DetectionParams, detect_faces
+from ..detector.images import expand_inputs, read_grey
+from ..detector.model import HaarDetectorModel
+from ..detector.scan import LevelScanner
+from ..errors import FacedetectError
+from .common import EXIT_FAILURE, run_safely
+
+DEFAULTS = DetectionParams()
+
+
+def default_model_path() -> Path:
+    return Path(str(resources.files("facedetect") / "models" / "default.json"))
+
+
+def add_scan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", help="model file (default: the shipped model)")
+    parser.add_argument("--scale-factor", type=float, default=DEFAULTS.scale_factor,
+                        help=f"pyramid step (default {DEFAULTS.scale_factor})")
+    parser.add_argument("--step", type=int, default=DEFAULTS.step,
+                        help=f"window stride in pixels of each level (default {DEFAULTS.step})")
+    parser.add_argument("--min-size", type=int, default=DEFAULTS.min_size,
+                        help=f"smallest window side in pixels (default {DEFAULTS.min_size})")
+    parser.add_argument("--max-size", type=int, default=None,
+                        help="largest window side in pixels (default: the image)")
+    parser.add_argument("--threshold", type=float, default=DEFAULTS.threshold,
+                        help=f"score a window must exceed (default {DEFAULTS.threshold:g})")
+    parser.add_argument("--min-neighbors", type=int, default=DEFAULTS.min_neighbors,
+                        help=f"windows a group needs beyond this (default "
+                             f"{DEFAULTS.min_neighbors})")
+
+
+def params_from(args) -> DetectionParams:
+    params = DetectionParams(args.scale_factor, args.step, args.min_size, args.max_size,
+                             args.threshold, args.min_neighbors)
+    params.validate()
+    return params
+
+
+def load_detector(path) -> HaarDetectorModel:
+    if path is None:
+        path = default_model_path()
+        if not path.exists():
+            raise FacedetectError(f"the shipped model {path} is missing; pass --model")
+    return HaarDetectorModel.load(path)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("images", nargs="+", help="image files or folders")
+    add_scan_options(parser)
+    parser.add_argument("--output", help="annotated copy: a file (one image) or a folder")
+    parser.add_argument("--json", action="store_true", help="print detections as JSON")
+    parser.set_defaults(func=run)
+
+
+def _output_for(args, image_path: Path, n_images: int) -> Path | None:
+    if not args.output:
+        return None
+    out = Path(args.output)
+    if out.is_dir() or n_images > 1 or not out.suffix:
+        out.mkdir(parents=True, exist_ok=True)
+        return out / f"{image_path.stem}_faces.png"
+    if not out.parent.is_dir():
+        raise FacedetectError(f"--output: folder {str(out.parent)!r} does not exist")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load_detector(args.model)
+    params = params_from(args)
+    scanner = LevelScanner(model, params.threshold)
+    files = expand_inputs(args.images)
+    if not files:
+        raise FacedetectError("no images found in " + ", ".join(args.images))
+    failures, report = 0, []
+    for path in files:
+        try:
+            grey = read_grey(path)
+            width, height = model.window
+            if grey.shape[0] < height or grey.shape[1] < width:
+                raise FacedetectError(f"{path}: image is {grey.shape[1]}x{grey.shape[0]}, "
+                                      f"smaller than the {width}x{height} window")
+            found = detect_faces(grey, model, params, scanner)
+            out = _output_for(args, path, len(files))
+            if out is not None:
+                annotate(grey, found.boxes, found.scores, out)
+        except FacedetectError as error:
+            print(f"facedetect: error: {error}", file=sys.stderr)
+            failures += 1
+            continue
+        faces = [{"box": [round(float(v), 1) for v in box], "score": round(float(score), 3),
+                  "neighbors": int(n)}
+                 for box, score, n in zip(found.boxes, found.scores, found.neighbors)]
+        report.append({"image": str(path), "width": grey.shape[1], "height": grey.shape[0],
+                       "faces": faces, "windows": found.scanned,
+                       "seconds": round(found.seconds, 3),
+                       **({"annotated": str(out)} if out is not None else {})})
+        if not args.json:
+            print(f"{path}: {len(faces)} face(s) in {found.seconds:.2f} s "
+                  f"({found.scanned:,} windows)")
+            for face in faces:
+                x, y, w, h = face["box"]
+                print(f"  x={x:.0f} y={y:.0f} w={w:.0f} h={h:.0f} score={face['score']:.2f}")
+            if out is not None:
+                print(f"  annotated: {out}")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return EXIT_FAILURE if failures else 0
+
+
+def add_parser(subparsers) -> None:
+    configure(subparsers.add_parser("detect", help="find faces in images (detect)"))
+
+
+def main(argv=None) -> int:
+    from .main import OneLineErrorParser
+    parser = OneLineErrorParser(prog="detect", description="Find faces in images.")
+    configure(parser)
+    args = parser.parse_args(argv)
+    return run_safely(args.func, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

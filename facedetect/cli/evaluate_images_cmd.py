@@ -1,0 +1,116 @@
+"""``facedetect evaluate-images DIR --annotations FILE``: whole-image TPR and false positives."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..atomic import atomic_write_text
+from ..detector import detect as detect_module
+from ..detector.evaluation import opencv_baseline, read_annotations, scan_dataset, summarize
+from ..detector.images import read_grey
+from ..detector.scan import LevelScanner
+from ..errors import FacedetectError
+from .detect_cmd import add_scan_options, load_detector, params_from
+
+OPENCV_CASCADES = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("evaluate-images", help="TPR and false positives on "
+                                                           "annotated images")
+    parser.add_argument("images_dir", help="folder of images")
+    parser.add_argument("--annotations", required=True,
+                        help="file of 'name x_min y_min x_max y_max' lines")
+    add_scan_options(parser)
+    parser.add_argument("--baseline", choices=("opencv",), help="also run OpenCV's cascades")
+    parser.add_argument("--curve", help="write the TPR-vs-FP curve here (.csv and .png)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="search the window-to-box mapping (for development only)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quiet", action="store_true")
+    parser.set_defaults(func=run)
+
+
+def curve_points(results, params, scale, shift, thresholds):
+    points = []
+    for threshold in thresholds:
+        found, fps, total = summarize(results, threshold, params.min_neighbors, scale, shift)
+        points.append({"threshold": float(threshold), "tpr": found / total,
+                       "false_positives": fps, "found": found})
+    return points
+
+
+def write_curve(points, baselines, path_stem, n_images):
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=["threshold", "tpr", "false_positives", "found"])
+    writer.writeheader()
+    writer.writerows(points)
+    atomic_write_text(f"{path_stem}.csv", buffer.getvalue())
+    from ..plots import _pyplot, _save_figure
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    ax.plot([p["false_positives"] / n_images for p in points], [p["tpr"] for p in points],
+            marker=".", label="facedetect (threshold sweep)")
+    for base in baselines:
+        ax.scatter([base["false_positives"] / n_images], [base["tpr"]], marker="x", s=60,
+                   label=f"OpenCV {base['cascade'].replace('haarcascade_', '')}")
+    ax.set_xlabel("false positives per image")
+    ax.set_ylabel("true positive rate")
+    ax.set_ylim(0, 1)
+    ax.set_xscale("symlog", linthresh=0.1)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    _save_figure(fig, f"{path_stem}.png")
+    plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    annotations = read_annotations(args.annotations)
+    if not annotations:
+        raise FacedetectError(f"{args.annotations}: no annotated faces")
+    model = load_detector(args.model)
+    params = params_from(args)
+    low = min(params.threshold, 0.0) if args.curve or args.calibrate else params.threshold
+    scanner = LevelScanner(model, low)
+    bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
+    results = scan_dataset(args.images_dir, annotations, scanner, params, read_grey, bar)
+    scale, shift = detect_module.BOX_SCALE, detect_module.BOX_SHIFT
+    if args.calibrate:
+        best = max(((summarize(results, params.threshold, params.min_neighbors, s, d)[0], s, d)
+                    for s in np.arange(1.0, 3.01, 0.1) for d in np.arange(-0.2, 0.31, 0.05)))
+        print(f"calibration: scale {best[1]:.2f}, shift {best[2]:.2f} finds {best[0]} faces")
+        scale, shift = best[1], best[2]
+    found, fps, total = summarize(results, params.threshold, params.min_neighbors, scale, shift)
+    n_images = len(results)
+    report = {"images": n_images, "faces": total, "found": found, "tpr": found / total,
+              "false_positives": fps, "false_positives_per_image": fps / n_images,
+              "seconds": sum(r.seconds for r in results),
+              "params": vars(params), "box_mapping": {"scale": scale, "shift": shift}}
+    baselines = []
+    if args.baseline == "opencv":
+        baselines = [opencv_baseline(args.images_dir, annotations, read_grey, name,
+                                     params.scale_factor, 3, params.min_size)
+                     for name in OPENCV_CASCADES]
+        report["opencv"] = baselines
+    if args.curve:
+        thresholds = np.unique(np.r_[np.linspace(low, max(low + 1, 120), 41), params.threshold])
+        report["curve"] = curve_points(results, params, scale, shift, thresholds)
+        write_curve(report["curve"], baselines, args.curve, n_images)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{n_images} images, {total} faces: found {found} (TPR {found / total:.3f}), "
+          f"{fps} false positives ({fps / n_images:.2f} per image), {report['seconds']:.1f} s")
+    for base in baselines:
+        print(f"  OpenCV {base['cascade']}: TPR {base['tpr']:.3f}, {base['false_positives']} "
+              f"false positives ({base['false_positives'] / n_images:.2f} per image), "
+              f"{base['seconds']:.1f} s")
+    if args.curve:
+        print(f"curve: {args.curve}.csv, {args.curve}.png")
+    return 0

@@ -1,0 +1,31 @@
+"""``facedetect export-opencv MODEL out.xml``: a cascade for ``cv2.CascadeClassifier``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..detector.detect import DetectionParams
+from ..detector.export import export_opencv
+from ..errors import FacedetectError
+from .detect_cmd import load_detector
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("export-opencv", help="write a one-stage OpenCV cascade XML")
+    parser.add_argument("model", help="model file ('default' for the shipped model)")
+    parser.add_argument("out", help="XML file to write")
+    parser.add_argument("--threshold", type=float, default=DetectionParams().threshold,
+                        help="stage threshold: the detection threshold to bake in "
+                             f"(default {DetectionParams().threshold:g}, as detect)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load_detector(None if args.model == "default" else args.model)
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise FacedetectError(f"folder {str(out.parent)!r} does not exist")
+    export_opencv(model, out, args.threshold)
+    print(f"wrote {out}: one stage of {model.n_stumps} stumps, threshold {args.threshold:g}")
+    return 0

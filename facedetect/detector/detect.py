@@ -1,0 +1,139 @@
+"""Multi-scale detection: an image pyramid scanned in strips, grouped, mapped to face boxes.
+
+The window-to-box mapping: a 19x19 CBCL window covers the face from the brows to the
+mouth. The reported face box has the window's centre moved down by ``BOX_SHIFT`` window
+heights and its side multiplied by ``BOX_SCALE``. Both constants were chosen once on the
+MIT+CMU development images (``facedetect evaluate-images --calibrate``) and are frozen.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .grouping import group_rectangles
+from .scan import LevelScanner
+
+BOX_SCALE = 2.0
+BOX_SHIFT = 0.1
+STRIP_ROWS = 256
+
+
+@dataclass
+class DetectionParams:
+    """Scan settings (the defaults are the ones tuned on the development images)."""
+
+    scale_factor: float = 1.1
+    step: int = 1
+    min_size: int = 19
+    max_size: int | None = None
+    threshold: float = 30.0
+    min_neighbors: int = 5
+
+    def validate(self):
+        from ..errors import FacedetectError
+        if not self.scale_factor > 1.0:
+            raise FacedetectError("--scale-factor must be greater than 1")
+        if self.step < 1:
+            raise FacedetectError("--step must be at least 1")
+        if self.min_size < 1 or (self.max_size is not None and self.max_size < self.min_size):
+            raise FacedetectError("--min-size must be >= 1 and --max-size >= --min-size")
+        if self.min_neighbors < 0:
+            raise FacedetectError("--min-neighbors must be >= 0")
+
+
+@dataclass
+class Detections:
+    boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
+    scores: np.ndarray     # best window score of each group
+    neighbors: np.ndarray  # windows in each group
+    windows: np.ndarray    # (n, 4) int: the grouped detector windows
+    raw_count: int         # windows above threshold before grouping
+    scanned: int           # windows scanned
+    seconds: float
+
+
+def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,
+                  shift: float = BOX_SHIFT) -> np.ndarray:
+    """Face boxes ``(x, y, w, h)`` for detector windows ``(x, y, w, h)``."""
+    windows = np.asarray(windows, dtype=np.float64).reshape(-1, 4)
+    cx = windows[:, 0] + windows[:, 2] / 2
+    cy = windows[:, 1] + windows[:, 3] / 2 + shift * windows[:, 3]
+    w = windows[:, 2] * scale
+    h = windows[:, 3] * scale
+    return np.column_stack([cx - w / 2, cy - h / 2, w, h])
+
+
+def pyramid_scales(width: int, height: int, window: int, params: DetectionParams):
+    """The scales (window size in image pixels / window) to scan, smallest first."""
+    scales = []
+    scale = 1.0
+    while True:
+        size = window * scale
+        if size > min(width, height) or (params.max_size and size > params.max_size):
+            break
+        if size >= params.min_size:
+            scales.append(scale)
+        scale *= params.scale_factor
+    return scales
+
+
+def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
+    """Per pyramid level: ``(level image, (sx, sy), xs, ys, scores, windows scanned)``."""
+    height, width = grey.shape
+    win_w, win_h = scanner.window
+    for scale in pyramid_scales(width, height, max(win_w, win_h), params):
+        level_w, level_h = int(round(width / scale)), int(round(height / scale))
+        if level_w < win_w or level_h < win_h:
+            break
+        level = grey if (level_w, level_h) == (width, height) else cv2.resize(
+            grey, (level_w, level_h), interpolation=cv2.INTER_LINEAR)
+        window_rows = level_h - win_h + 1
+        scanned = (-(-window_rows // params.step)) * ((level_w - win_w) // params.step + 1)
+        found = [scanner.scan(level, params.step, row, row + STRIP_ROWS)
+                 for row in range(0, window_rows, STRIP_ROWS)]
+        xs, ys, scores = (np.concatenate([f[k] for f in found]) for k in range(3))
+        yield level, (width / level_w, height / level_h), xs, ys, scores, scanned
+
+
+def scan_raw(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
+    """All windows above threshold, as integer ``(x, y, w, h)`` in image pixels, with scores."""
+    win_w, win_h = scanner.window
+    rects, scores, scanned = [], [], 0
+    for _, (sx, sy), xs, ys, level_scores, level_scanned in scan_levels(grey, scanner, params):
+        scanned += level_scanned
+        if len(xs):
+            rects.append(np.column_stack([np.rint(xs * sx), np.rint(ys * sy),
+                                          np.full(len(xs), round(win_w * sx)),
+                                          np.full(len(xs), round(win_h * sy))]))
+            scores.append(level_scores)
+    if not rects:
+        return np.empty((0, 4), np.int64), np.empty(0), scanned
+    return np.vstack(rects).astype(np.int64), np.concatenate(scores), scanned
+
+
+def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
+    """The pixels of every window the detector accepts, as ``(n, h, w)`` uint8 patches
+    cut from the pyramid level where it was scanned: on a face-free image, exactly the
+    false positives to add as hard negatives."""
+    win_w, win_h = scanner.window
+    patches = [np.stack([level[y:y + win_h, x:x + win_w] for x, y in zip(xs, ys)])
+               for level, _, xs, ys, _, _ in scan_levels(grey, scanner, params) if len(xs)]
+    return np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
+
+
+def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
+                 scanner: LevelScanner | None = None) -> Detections:
+    """Faces in a uint8 grey image."""
+    params = params or DetectionParams()
+    params.validate()
+    start = time.perf_counter()
+    scanner = scanner or LevelScanner(model, params.threshold)
+    rects, scores, scanned = scan_raw(np.ascontiguousarray(grey, dtype=np.uint8), scanner,
+                                      params)
+    windows, best, counts = group_rectangles(rects, scores, params.min_neighbors)
+    return Detections(window_to_box(windows), best, counts, windows, len(rects), scanned,
+                      time.perf_counter() - start)

@@ -1,0 +1,132 @@
+"""Whole-image accuracy: detections matched one-to-one to annotated faces at IoU >= 0.5."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FacedetectError
+from .detect import DetectionParams, scan_raw, window_to_box
+from .grouping import group_rectangles
+
+IOU_MATCH = 0.5
+
+
+def read_annotations(path) -> dict[str, np.ndarray]:
+    """``name x_min y_min x_max y_max`` per line -> {name: (n, 4) x, y, w, h boxes}."""
+    boxes = defaultdict(list)
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as error:
+        raise FacedetectError(f"{path}: cannot read annotations ({error.strerror})") from None
+    for number, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            x0, y0, x1, y1 = (float(v) for v in parts[1:5])
+        except ValueError:
+            raise FacedetectError(f"{path}:{number}: expected 'name x_min y_min x_max y_max'") \
+                from None
+        boxes[parts[0]].append((x0, y0, x1 - x0, y1 - y0))
+    return {name: np.array(b, dtype=np.float64) for name, b in boxes.items()}
+
+
+def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Intersection over union of every box of ``a`` with every box of ``b`` (x, y, w, h)."""
+    a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
+    b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
+    left = np.maximum(a[:, None, 0], b[None, :, 0])
+    top = np.maximum(a[:, None, 1], b[None, :, 1])
+    right = np.minimum(a[:, None, 0] + a[:, None, 2], b[None, :, 0] + b[None, :, 2])
+    bottom = np.minimum(a[:, None, 1] + a[:, None, 3], b[None, :, 1] + b[None, :, 3])
+    inter = np.clip(right - left, 0, None) * np.clip(bottom - top, 0, None)
+    union = (a[:, 2] * a[:, 3])[:, None] + (b[:, 2] * b[:, 3])[None] - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+
+
+def match(detections: np.ndarray, scores: np.ndarray, truth: np.ndarray) -> int:
+    """Faces found: detections taken by descending score, each taking the free face of
+    highest IoU if it is at least 0.5."""
+    if len(detections) == 0 or len(truth) == 0:
+        return 0
+    overlap = iou_matrix(detections, truth)
+    taken = np.zeros(len(truth), dtype=bool)
+    found = 0
+    for d in np.argsort(-np.asarray(scores), kind="stable"):
+        candidates = np.where(taken, -1.0, overlap[d])
+        best = int(np.argmax(candidates))
+        if candidates[best] >= IOU_MATCH:
+            taken[best] = True
+            found += 1
+    return found
+
+
+@dataclass
+class ImageResult:
+    name: str
+    raw_rects: np.ndarray
+    raw_scores: np.ndarray
+    truth: np.ndarray
+    seconds: float
+
+
+def summarize(results, threshold: float, min_neighbors: int, scale: float, shift: float):
+    """(faces found, false positives, total faces) over all images at one setting."""
+    found = false_positives = total = 0
+    for result in results:
+        keep = result.raw_scores > threshold
+        windows, best, _ = group_rectangles(result.raw_rects[keep], result.raw_scores[keep],
+                                            min_neighbors)
+        boxes = window_to_box(windows, scale, shift)
+        hits = match(boxes, best, result.truth)
+        found += hits
+        false_positives += len(boxes) - hits
+        total += len(result.truth)
+    return found, false_positives, total
+
+
+def scan_dataset(images_dir, annotations, scanner, params: DetectionParams, read_grey,
+                 progress=None) -> list[ImageResult]:
+    """Raw windows (above the scanner's threshold) of every annotated image."""
+    import time
+    results = []
+    names = sorted(annotations)
+    for name in (progress(names) if progress else names):
+        grey = read_grey(Path(images_dir) / name)
+        start = time.perf_counter()
+        rects, scores, _ = scan_raw(grey, scanner, params)
+        results.append(ImageResult(name, rects, scores, annotations[name],
+                                   time.perf_counter() - start))
+    return results
+
+
+def opencv_baseline(images_dir, annotations, read_grey, cascade_name: str,
+                    scale_factor=1.1, min_neighbors=3, min_size=19):
+    """Faces found and false positives of one of OpenCV's shipped cascades."""
+    import time
+
+    import cv2
+    cascade = cv2.CascadeClassifier(cv2.data.haarcascades + cascade_name)
+    if cascade.empty():
+        raise FacedetectError(f"OpenCV cascade {cascade_name} not found")
+    found = false_positives = total = 0
+    seconds = 0.0
+    for name in sorted(annotations):
+        grey = read_grey(Path(images_dir) / name)
+        start = time.perf_counter()
+        boxes = cascade.detectMultiScale(grey, scaleFactor=scale_factor,
+                                         minNeighbors=min_neighbors,
+                                         minSize=(min_size, min_size))
+        seconds += time.perf_counter() - start
+        boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        hits = match(boxes, np.zeros(len(boxes)), annotations[name])
+        found += hits
+        false_positives += len(boxes) - hits
+        total += len(annotations[name])
+    return {"cascade": cascade_name, "found": found, "faces": total,
+            "tpr": found / total if total else float("nan"),
+            "false_positives": false_positives, "seconds": seconds}

@@ -1,0 +1,96 @@
+"""Export a detector as a one-stage OpenCV cascade that ``cv2.CascadeClassifier`` loads.
+
+OpenCV's Haar conventions: a feature is at most three weighted rectangles; its value is
+the weighted sum times OpenCV's variance factor over the window minus a one-pixel border
+(the same normalisation as ours); a node sends ``value < threshold`` to the left leaf.
+
+Our stump outputs ``polarity`` where ``value > threshold``. Feature values are float32, so
+``value > t`` is the same as ``value >= t'`` with ``t'`` the smallest float32 above ``t``;
+that ``t'`` is written, which makes OpenCV's comparison agree with ours exactly. The
+four-rectangle checkerboard ``TR + BL - TL - BR`` is written as three rectangles,
+``whole - 2 TL - 2 BR``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..atomic import atomic_write_text
+from ..errors import FacedetectError
+
+
+def opencv_rects(rects) -> list[tuple[int, int, int, int, float]]:
+    """A feature's rectangles in at most three, as OpenCV requires."""
+    if len(rects) <= 3:
+        return [tuple(r) for r in rects]
+    if len(rects) == 4 and [r[4] for r in rects] == [-1.0, 1.0, -1.0, 1.0]:
+        top_left, _, bottom_right, _ = rects
+        x0 = min(r[0] for r in rects)
+        y0 = min(r[1] for r in rects)
+        x1 = max(r[0] + r[2] for r in rects)
+        y1 = max(r[1] + r[3] for r in rects)
+        return [(x0, y0, x1 - x0, y1 - y0, 1.0), (*top_left[:4], -2.0),
+                (*bottom_right[:4], -2.0)]
+    raise FacedetectError(f"a feature with {len(rects)} rectangles cannot be exported to OpenCV")
+
+
+def opencv_threshold(threshold: float) -> np.float32:
+    """The smallest float32 t' with ``v >= t'`` exactly when ``v > threshold``."""
+    t32 = np.float32(threshold)
+    if float(t32) <= threshold:
+        t32 = np.nextafter(t32, np.float32(np.inf))
+    return t32
+
+
+def cascade_xml(model, stage_threshold: float = 0.0) -> str:
+    """The cascade as OpenCV's XML text. The stage accepts when the sum of leaves is at
+    least ``stage_threshold`` (nudged just above it, as ours needs a score above it)."""
+    width, height = model.window
+    if not model.normalize:
+        raise FacedetectError("only variance-normalised models can be exported to OpenCV")
+    nodes, features = [], []
+    for t, (rects, threshold, polarity, alpha) in enumerate(
+            zip(model.rects, model.thresholds, model.polarities, model.alphas)):
+        left, right = -float(polarity) * float(alpha), float(polarity) * float(alpha)
+        nodes.append(f"        <_>\n          <internalNodes>\n            0 -1 {t} "
+                     f"{repr(float(opencv_threshold(threshold)))}</internalNodes>\n"
+                     f"          <leafValues>\n            {left!r} {right!r}</leafValues></_>")
+        rect_lines = "\n".join(f"        <_>\n          {x} {y} {w} {h} {weight!r}</_>"
+                               for x, y, w, h, weight in opencv_rects(rects))
+        features.append(f"    <_>\n      <rects>\n{rect_lines}</rects>\n"
+                        f"      <tilted>0</tilted></_>")
+    stage = float(np.nextafter(np.float32(stage_threshold), np.float32(np.inf)))
+    return f"""<?xml version="1.0"?>
+<!-- facedetect: one-stage cascade of {model.n_stumps} stumps, cost {model.cost} -->
+<opencv_storage>
+<cascade>
+  <stageType>BOOST</stageType>
+  <featureType>HAAR</featureType>
+  <height>{height}</height>
+  <width>{width}</width>
+  <stageParams>
+    <boostType>GAB</boostType>
+    <minHitRate>9.9500000476837158e-01</minHitRate>
+    <maxFalseAlarm>5.0000000000000000e-01</maxFalseAlarm>
+    <weightTrimRate>9.4999999999999996e-01</weightTrimRate>
+    <maxDepth>1</maxDepth>
+    <maxWeakCount>{model.n_stumps}</maxWeakCount></stageParams>
+  <featureParams>
+    <maxCatCount>0</maxCatCount>
+    <featSize>1</featSize>
+    <mode>ALL</mode></featureParams>
+  <stageNum>1</stageNum>
+  <stages>
+    <_>
+      <maxWeakCount>{model.n_stumps}</maxWeakCount>
+      <stageThreshold>{stage!r}</stageThreshold>
+      <weakClassifiers>
+{chr(10).join(nodes)}</weakClassifiers></_></stages>
+  <features>
+{chr(10).join(features)}</features></cascade>
+</opencv_storage>
+"""
+
+
+def export_opencv(model, path, stage_threshold: float = 0.0):
+    return atomic_write_text(path, cascade_xml(model, stage_threshold))

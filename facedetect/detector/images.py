@@ -1,0 +1,65 @@
+"""Reading images for detection: many formats and modes, EXIF orientation, 16-bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from ..errors import FacedetectError
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".ppm",
+                  ".pbm", ".webp")
+# Decompression-bomb guard off: a 12,000 x 12,000 photograph is a legitimate input here.
+Image.MAX_IMAGE_PIXELS = None
+
+
+def to_grey(image: Image.Image) -> np.ndarray:
+    """uint8 grey pixels of any Pillow image: palette, alpha, 16-bit and float modes too.
+
+    Wide modes are scaled to 8 bits by their full range (16-bit by 1/257), not clipped.
+    """
+    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N"):
+        return (np.asarray(image, dtype=np.uint16) / 257.0).round().astype(np.uint8)
+    if image.mode in ("I", "F"):
+        values = np.asarray(image, dtype=np.float64)
+        top = 65535.0 if image.mode == "I" and values.max() > 255 else 255.0
+        if image.mode == "F" and values.max() <= 1.0:
+            top = 1.0
+        return np.clip(values / top * 255.0, 0, 255).round().astype(np.uint8)
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in
+                                                  image.info):
+        # Transparent pixels become white, as an image viewer shows them on a page.
+        rgba = image.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(background, rgba)
+    return np.asarray(image.convert("L"), dtype=np.uint8)
+
+
+def read_grey(path: str | Path) -> np.ndarray:
+    """A file's pixels as a uint8 grey array, upright according to its EXIF orientation."""
+    path = Path(path)
+    try:
+        with Image.open(path) as image:
+            image = ImageOps.exif_transpose(image)
+            image.load()
+            return to_grey(image)
+    except FileNotFoundError:
+        raise FacedetectError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise FacedetectError(f"{path}: is a folder") from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        raise FacedetectError(f"{path}: not a readable image ({error})") from None
+
+
+def expand_inputs(paths) -> list[Path]:
+    """Files as given, folders expanded to their images (sorted, not recursive)."""
+    files = []
+    for entry in map(Path, paths):
+        if entry.is_dir():
+            files.extend(sorted(p for p in entry.iterdir()
+                                if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES))
+        else:
+            files.append(entry)
+    return files

@@ -1,0 +1,255 @@
+"""The scanner, grouping, images, export to OpenCV, and the detect command."""
+
+import json
+import subprocess
+import sys
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from facedetect.detector import detect as detect_module
+from facedetect.detector.detect import DetectionParams, detect_faces, scan_raw
+from facedetect.detector.evaluation import iou_matrix, match, read_annotations
+from facedetect.detector.export import cascade_xml, opencv_rects, opencv_threshold
+from facedetect.detector.grouping import group_rectangles
+from facedetect.detector.images import read_grey, to_grey
+from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector.scan import LevelScanner
+from facedetect.cli.detect_cmd import default_model_path
+
+SHARED = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return HaarDetectorModel.load(default_model_path())
+
+
+@pytest.fixture(scope="module")
+def astronaut():
+    from skimage import data
+    return to_grey(Image.fromarray(data.astronaut()))
+
+
+def test_cbcl_patch_scanned_in_place_scores_as_in_training(model, cbcl):
+    rng = np.random.default_rng(0)
+    for index in (0, 5, 2500, 6000):
+        patch = cbcl.images[index]
+        canvas = rng.integers(0, 256, (40, 50)).astype(np.uint8)
+        canvas[11:30, 7:26] = patch
+        scanner = LevelScanner(model, threshold=-np.inf, early_rejection=False)
+        xs, ys, scores = scanner.scan(canvas, step=1)
+        at = np.flatnonzero((xs == 7) & (ys == 11))
+        assert scores[at[0]] == model.decision_function(patch[None])[0]
+
+
+@pytest.mark.parametrize("threshold", [0.0, 20.0, -20.0])
+def test_early_rejection_changes_no_decision(model, astronaut, threshold):
+    exact = LevelScanner(model, threshold, early_rejection=False)
+    fast = LevelScanner(model, threshold)
+    level = astronaut
+    full = exact.scan(level, step=1)
+    early = fast.scan(level, step=1)
+    for a, b in zip(full, early):
+        np.testing.assert_array_equal(a, b)
+    assert len(full[0]) > 0
+
+
+def test_strips_give_the_same_windows(model, astronaut, monkeypatch):
+    params = DetectionParams(threshold=0.0, scale_factor=1.3)
+    whole = scan_raw(astronaut, LevelScanner(model, 0.0), params)
+    monkeypatch.setattr(detect_module, "STRIP_ROWS", 7)
+    strips = scan_raw(astronaut, LevelScanner(model, 0.0), params)
+    order_a = np.lexsort(whole[0].T)
+    order_b = np.lexsort(strips[0].T)
+    np.testing.assert_array_equal(whole[0][order_a], strips[0][order_b])
+    np.testing.assert_array_equal(whole[1][order_a], strips[1][order_b])
+
+
+def test_grouping_equals_opencv():
+    rng = np.random.default_rng(3)
+    for _ in range(150):
+        centres = rng.integers(0, 300, (rng.integers(1, 5), 2))
+        rects = np.array([[*(centres[rng.integers(len(centres))] + rng.integers(-6, 7, 2)),
+                           s, s] for s in rng.integers(19, 70, rng.integers(1, 50))])
+        for neighbors in (1, 3, 5):
+            ours, _, _ = group_rectangles(rects, np.zeros(len(rects)), neighbors)
+            theirs, _ = cv2.groupRectangles(rects.tolist(), neighbors, 0.2)
+            np.testing.assert_array_equal(ours, np.asarray(theirs).reshape(-1, 4))
+
+
+def test_grouping_keeps_the_best_score():
+    rects = np.array([[10, 10, 20, 20], [11, 10, 20, 20], [10, 11, 20, 20], [100, 100, 20, 20]])
+    boxes, scores, counts = group_rectangles(rects, [1.0, 5.0, 2.0, 9.0], min_neighbors=2)
+    assert boxes.tolist() == [[10, 10, 20, 20]] and scores.tolist() == [5.0]
+    assert counts.tolist() == [3]
+
+
+def test_astronaut_face_is_found(model, astronaut):
+    found = detect_faces(astronaut, model)
+    opencv_face = np.array([[177, 66, 95, 95]])  # haarcascade_frontalface_default's box
+    assert len(found.boxes) >= 1
+    assert iou_matrix(found.boxes, opencv_face).max() > 0.4
+
+
+def test_window_to_box_mapping():
+    box = detect_module.window_to_box(np.array([[10, 20, 19, 19]]), scale=2.0, shift=0.1)
+    # centre (19.5, 29.5 + 0.1 * 19 = 31.4), side 38
+    np.testing.assert_allclose(box, [[0.5, 12.4, 38, 38]])
+
+
+def test_iou_and_one_to_one_matching_hand_computed():
+    assert iou_matrix([[0, 0, 10, 10]], [[5, 0, 10, 10]])[0, 0] == pytest.approx(50 / 150)
+    truth = np.array([[0, 0, 10, 10], [100, 100, 10, 10]])
+    detections = np.array([[0, 0, 10, 10], [1, 0, 10, 10], [100, 101, 10, 10]])
+    # Two detections on the first face: only one may count.
+    assert match(detections, np.array([3.0, 2.0, 1.0]), truth) == 2
+
+
+def test_read_annotations(tmp_path):
+    path = tmp_path / "b.txt"
+    path.write_text("a.gif 1 2 11 22\na.gif 5 5 6 6\nb.gif 0 0 3 4\n")
+    boxes = read_annotations(path)
+    assert boxes["a.gif"].tolist() == [[1, 2, 10, 20], [5, 5, 1, 1]]
+
+
+# --- images -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P", "I;16", "1"])
+@pytest.mark.parametrize("suffix", [".png", ".bmp", ".tiff", ".gif", ".jpg", ".pgm"])
+def test_image_formats_and_modes(tmp_path, mode, suffix):
+    grey = np.tile(np.arange(0, 250, 10, dtype=np.uint8), (20, 1))
+    image = Image.fromarray(grey)
+    if mode == "I;16":
+        if suffix not in (".png", ".tiff", ".pgm"):
+            pytest.skip("format has no 16-bit grey")
+        image = Image.fromarray(grey.astype(np.uint16) * 257)
+    elif mode == "RGBA":
+        if suffix in (".jpg", ".bmp", ".pgm", ".gif"):
+            pytest.skip("format has no alpha")
+        image = image.convert("RGBA")
+    elif mode != "L":
+        if suffix == ".pgm" or (suffix == ".jpg" and mode in ("P", "1")):
+            pytest.skip("format cannot hold this mode")
+        image = image.convert(mode)
+    path = tmp_path / f"img{suffix}"
+    image.save(path)
+    read = read_grey(path)
+    assert read.shape == (20, 25) and read.dtype == np.uint8
+    if mode in ("L", "I;16", "RGB", "RGBA") and suffix != ".jpg":
+        np.testing.assert_array_equal(read, grey)
+
+
+def test_exif_orientation_is_honoured(tmp_path):
+    grey = np.zeros((10, 30), np.uint8)
+    grey[:, :5] = 255
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees clockwise to display
+    Image.fromarray(grey).save(tmp_path / "r.jpg", exif=exif)
+    upright = read_grey(tmp_path / "r.jpg")
+    assert upright.shape == (30, 10)
+    assert upright[:5].mean() > 200 and upright[-5:].mean() < 50
+
+
+# --- export to OpenCV -----------------------------------------------------------------------
+
+def test_threshold_nudge_makes_comparisons_agree():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=10_000).astype(np.float32)
+    for threshold in rng.normal(size=50):
+        t = opencv_threshold(threshold)
+        assert np.array_equal(values > threshold, values >= t)
+    assert opencv_threshold(float(values[3])) > values[3]
+
+
+def test_checkerboard_becomes_three_rectangles():
+    rects = [(2, 3, 4, 5, -1.0), (6, 3, 4, 5, 1.0), (6, 8, 4, 5, -1.0), (2, 8, 4, 5, 1.0)]
+    assert opencv_rects(rects) == [(2, 3, 8, 10, 1.0), (2, 3, 4, 5, -2.0), (6, 8, 4, 5, -2.0)]
+
+
+def test_exported_cascade_agrees_with_us_per_window(model, cbcl, tmp_path):
+    path = tmp_path / "cascade.xml"
+    path.write_text(cascade_xml(model, 0.0))
+    cascade = cv2.CascadeClassifier(str(path))
+    assert not cascade.empty()
+    rng = np.random.default_rng(1)
+    windows = cbcl.images[rng.choice(len(cbcl.images), 5000, replace=False)]
+    ours = model.decision_function(windows) > 0
+    theirs = np.array([len(cascade.detectMultiScale(w, 1.5, 0, minSize=(19, 19),
+                                                    maxSize=(19, 19))) > 0 for w in windows])
+    assert ours.sum() > 500 and (~ours).sum() > 500
+    assert np.mean(ours == theirs) >= 0.999
+
+
+def test_exported_cascade_finds_the_astronaut(model, astronaut, tmp_path):
+    path = tmp_path / "cascade.xml"
+    path.write_text(cascade_xml(model, DetectionParams().threshold))
+    cascade = cv2.CascadeClassifier(str(path))
+    boxes = cascade.detectMultiScale(astronaut, 1.1, 5, minSize=(19, 19))
+    assert len(boxes) >= 1
+    faces = detect_module.window_to_box(np.asarray(boxes))
+    assert iou_matrix(faces, [[177, 66, 95, 95]]).max() > 0.4
+
+
+# --- the command ---------------------------------------------------------------------------
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "facedetect", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_detect_command_on_the_astronaut(tmp_path, astronaut):
+    Image.fromarray(astronaut).save(tmp_path / "astronaut.jpg")
+    result = run_cli("detect", str(tmp_path / "astronaut.jpg"), "--json", "--output",
+                     str(tmp_path / "out.png"))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert len(report) == 1 and len(report[0]["faces"]) >= 1
+    with Image.open(tmp_path / "out.png") as annotated:
+        assert annotated.size == (512, 512) and annotated.mode == "RGB"
+
+
+def test_detect_carries_on_past_bad_files(tmp_path, astronaut):
+    Image.fromarray(astronaut[:200, :200]).save(tmp_path / "good.png")
+    (tmp_path / "corrupt.jpg").write_bytes(b"\xff\xd8\xff\xe0 truncated")
+    (tmp_path / "notes.png").write_text("not an image")
+    Image.fromarray(np.zeros((10, 10), np.uint8)).save(tmp_path / "tiny.png")
+    result = run_cli("detect", str(tmp_path), str(tmp_path / "missing.png"))
+    assert result.returncode == 1
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 4
+    assert any("tiny.png" in e and "smaller than" in e for e in errors)
+    assert any("missing.png" in e for e in errors)
+    assert "good.png" in result.stdout
+
+
+def test_detect_missing_model_is_one_line(tmp_path, astronaut):
+    Image.fromarray(astronaut).save(tmp_path / "a.png")
+    result = run_cli("detect", str(tmp_path / "a.png"), "--model", str(tmp_path / "none.json"))
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_export_command_writes_a_loadable_cascade(tmp_path):
+    result = run_cli("export-opencv", "default", str(tmp_path / "c.xml"))
+    assert result.returncode == 0, result.stderr
+    assert not cv2.CascadeClassifier(str(tmp_path / "c.xml")).empty()
+
+
+def test_evaluate_images_with_opencv_baseline(tmp_path):
+    dev = SHARED / "mit-cmu-dev"
+    if not (dev / "bboxes.txt").exists():
+        pytest.skip("MIT+CMU development images not available")
+    lines = [l for l in (dev / "bboxes.txt").read_text().splitlines()
+             if l.split()[0] in ("cnn1160.gif", "cnn2600.gif")]
+    (tmp_path / "b.txt").write_text("\n".join(lines) + "\n")
+    result = run_cli("evaluate-images", str(dev / "images"), "--annotations",
+                     str(tmp_path / "b.txt"), "--baseline", "opencv", "--json", "--quiet",
+                     "--curve", str(tmp_path / "curve"))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["faces"] == 3 and 0 <= report["found"] <= 3
+    assert [b["cascade"] for b in report["opencv"]] == [
+        "haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml"]
+    assert (tmp_path / "curve.csv").exists() and (tmp_path / "curve.png").exists()
