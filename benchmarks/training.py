@@ -20,7 +20,6 @@ import numpy as np
 from facedetect.data import load_cbcl, stratified_holdout
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.training.boosting import BoostedStumps
 from facedetect.training.rules import RULES
 from facedetect.training.stumps import presort
 

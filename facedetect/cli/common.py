@@ -54,3 +54,12 @@ def output_path(text: str) -> Path:
 def print_json(data) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def standalone_main(prog: str, description: str, configure, argv=None) -> int:
+    """The entry point of a one-command program (``train-detector``, ``detect``, ...)."""
+    from .main import OneLineErrorParser
+    parser = OneLineErrorParser(prog=prog, description=description)
+    configure(parser)
+    args = parser.parse_args(argv)
+    return run_safely(args.func, args)

@@ -14,7 +14,7 @@ from ..detector.images import expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
-from .common import EXIT_FAILURE, run_safely
+from .common import EXIT_FAILURE, standalone_main
 
 DEFAULTS = DetectionParams()
 
@@ -123,11 +123,7 @@ def add_parser(subparsers) -> None:
 
 
 def main(argv=None) -> int:
-    from .main import OneLineErrorParser
-    parser = OneLineErrorParser(prog="detect", description="Find faces in images.")
-    configure(parser)
-    args = parser.parse_args(argv)
-    return run_safely(args.func, args)
+    return standalone_main("detect", "Find faces in images.", configure, argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import sys
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..training.evaluation import evaluate
-from .common import print_json, run_safely
+from .common import print_json, standalone_main
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -56,12 +56,7 @@ def add_parser(subparsers) -> None:
 
 
 def main(argv=None) -> int:
-    from .main import OneLineErrorParser
-    parser = OneLineErrorParser(prog="evaluate-detector",
-                                description="Evaluate a detector on its held-out CBCL split.")
-    configure(parser)
-    args = parser.parse_args(argv)
-    return run_safely(args.func, args)
+    return standalone_main("evaluate-detector", "Evaluate a detector on its held-out CBCL split.", configure, argv)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, train_detector
-from .common import parse_cost, run_safely
+from .common import parse_cost, standalone_main
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 
@@ -103,12 +103,7 @@ def add_parser(subparsers) -> None:
 
 
 def main(argv=None) -> int:
-    from .main import OneLineErrorParser
-    parser = OneLineErrorParser(prog="train-detector",
-                                description="Train a cost-sensitive face detector on CBCL.")
-    configure(parser)
-    args = parser.parse_args(argv)
-    return run_safely(args.func, args)
+    return standalone_main("train-detector", "Train a cost-sensitive face detector on CBCL.", configure, argv)
 
 
 if __name__ == "__main__":

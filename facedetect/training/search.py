@@ -47,6 +47,14 @@ def n_blocks_for(n_features: int) -> int:
 
 
 @_jit
+def _add_sample(j, weights, is_positive, cum_pos, cum_neg):
+    """Sample ``j``'s weight added to its class's running sum."""
+    if is_positive[j]:
+        return cum_pos + weights[j], cum_neg
+    return cum_pos, cum_neg + weights[j]
+
+
+@_jit
 def _exact_cumulative(row, position, mask, weights, is_positive):
     """Cumulative class weights up to ``position``, summed in sort order.
 
@@ -56,11 +64,7 @@ def _exact_cumulative(row, position, mask, weights, is_positive):
     cum_pos = 0.0
     cum_neg = 0.0
     for k in range(position + 1):
-        j = row[k] & mask
-        if is_positive[j]:
-            cum_pos += weights[j]
-        else:
-            cum_neg += weights[j]
+        cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive, cum_pos, cum_neg)
     return cum_pos, cum_neg
 
 
@@ -298,11 +302,8 @@ def _exhaustive_kernel(order, mask, weights, is_positive, a, b, cp, cn,
             cum_pos = 0.0
             cum_neg = 0.0
             for k in range(n - 1):
-                j = row[k] & mask
-                if is_positive[j]:
-                    cum_pos += weights[j]
-                else:
-                    cum_neg += weights[j]
+                cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive,
+                                               cum_pos, cum_neg)
                 if row[k] > mask:
                     continue
                 for polarity in (1, -1):
@@ -387,11 +388,8 @@ def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn, loss0,
             size_plus = 0
             size_minus = 0
             for k in range(n - 1):
-                j = row[k] & mask
-                if is_positive[j]:
-                    cum_pos += weights[j]
-                else:
-                    cum_neg += weights[j]
+                cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive,
+                                               cum_pos, cum_neg)
                 if row[k] > mask:
                     continue
                 size_plus = _hull_push(hx[0], hy[0], hk[0], size_plus,
