@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..errors import FacedetectError
@@ -55,7 +53,3 @@ def evaluate(model, data, split: str = "heldout", threshold: float = 0.0,
             "n_stumps": model.n_stumps, **rates.as_dict(model.cost),
             "roc": roc_points(labels, scores, n_roc_points)}
 
-
-def warn_if_training_split(split: str):
-    if split == "train":
-        warnings.warn("evaluating on the training windows: these figures are optimistic")
