@@ -20,7 +20,7 @@ import numpy as np
 from facedetect.data import load_cbcl, stratified_holdout
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.training.rules import RULES
+from facedetect.reproduce.experiment import RuleComparingDB
 from facedetect.training.stumps import presort
 
 from .common import machine, peak_rss_mb, write_results
@@ -31,22 +31,9 @@ def per_round(model_factory, X, y, order, rounds):
     return float(np.median(model.round_seconds_)), float(np.mean(model.roots_solved_)), model
 
 
-class _BothRules(AdaBoostDB):
-    """AdaBoostDB (root rule) that also asks the loss rule every round, to count disagreements."""
-
-    def _select(self, state):
-        root = RULES[("root", "conditional")](state)
-        loss = RULES[("loss", "conditional")](state)
-        key = ("feature", "position", "polarity")
-        self.disagreements_.append(tuple(root[k] for k in key) != tuple(loss[k] for k in key))
-        return root
-
-
 def disagreement(X, y, order, cost, rounds):
-    model = _BothRules(n_rounds=rounds, cost=cost)
-    model.disagreements_ = []
-    model.fit(X, y, order=order)
-    return float(np.mean(model.disagreements_))
+    model = RuleComparingDB(n_rounds=rounds, cost=cost).fit(X, y, order=order)
+    return float(np.mean(model.rule_disagreements_))
 
 
 def main(argv=None) -> dict:

@@ -1,32 +1,21 @@
 """Figures reported in the paper (``../shared/paper/adaboostdb-paper.tex``), for comparison.
 
-These are facts copied from the paper's tables, not results of this project.
+These are facts from the paper's tables, not results of this project; the full set is in
+:mod:`facedetect.reproduce.paper_tables`.
 """
+
+from .reproduce.paper_tables import paper_tables
 
 PAPER_COSTS = [(1, 100), (1, 50), (1, 25), (1, 10), (1, 7), (1, 5), (1, 3), (1, 2), (2, 3),
                (1, 1), (3, 2), (2, 1), (3, 1), (5, 1), (7, 1), (10, 1), (25, 1), (50, 1),
                (100, 1)]
 
+
+def cost_key(cost) -> str:
+    """The tables' key of a cost pair: ``(1, 10)`` -> ``"1,10"``."""
+    return ",".join(f"{float(c):g}" for c in cost)
+
+
 # Table "CBCL": AdaBoostDB on a balanced CBCL subset, 3-fold cross-validation.
 # cost -> (FN, FP, CE, NEC)
-CBCL_TABLE = {
-    (1, 100): (4.40e-1, 7.50e-3, 2.24e-1, 1.18e-2),
-    (1, 50): (2.81e-1, 1.25e-2, 1.47e-1, 1.78e-2),
-    (1, 25): (2.35e-1, 1.08e-2, 1.23e-1, 1.95e-2),
-    (1, 10): (2.78e-1, 1.00e-2, 1.44e-1, 3.43e-2),
-    (1, 7): (1.72e-1, 1.58e-2, 9.38e-2, 3.53e-2),
-    (1, 5): (1.20e-1, 1.00e-2, 6.50e-2, 2.83e-2),
-    (1, 3): (1.17e-1, 2.33e-2, 7.00e-2, 4.67e-2),
-    (1, 2): (9.92e-2, 2.83e-2, 6.38e-2, 5.19e-2),
-    (2, 3): (7.08e-2, 1.83e-2, 4.46e-2, 3.93e-2),
-    (1, 1): (8.50e-2, 2.25e-2, 5.38e-2, 5.38e-2),
-    (3, 2): (6.92e-2, 4.25e-2, 5.58e-2, 5.85e-2),
-    (2, 1): (8.17e-2, 2.58e-2, 5.38e-2, 6.31e-2),
-    (3, 1): (4.25e-2, 3.42e-2, 3.83e-2, 4.04e-2),
-    (5, 1): (9.08e-2, 2.92e-2, 6.00e-2, 8.06e-2),
-    (7, 1): (4.17e-2, 6.58e-2, 5.38e-2, 4.47e-2),
-    (10, 1): (4.25e-2, 5.00e-2, 4.63e-2, 4.32e-2),
-    (25, 1): (3.33e-2, 7.17e-2, 5.25e-2, 3.48e-2),
-    (50, 1): (2.08e-2, 1.29e-1, 7.50e-2, 2.30e-2),
-    (100, 1): (3.92e-2, 1.65e-1, 1.02e-1, 4.04e-2),
-}
+CBCL_TABLE = {cost: tuple(paper_tables()["cbcl"][cost_key(cost)]) for cost in PAPER_COSTS}

@@ -12,6 +12,7 @@ from facedetect.training.roots import (
     ALPHA_CAP,
     root_function,
     cs_solve_scalar,
+    cs_solve_scipy,
     cs_solve_vectorized,
     normalized_costs,
     round_loss,
@@ -54,6 +55,15 @@ def test_scalar_and_vectorized_cs_roots_match_ours(e_pos, e_neg, p, cost):
     assert cs_solve_scalar(e_pos, e_neg, p, 1 - p, cp, cn) == pytest.approx(ours, abs=1e-9)
     assert cs_solve_vectorized([e_pos], [e_neg], p, 1 - p, cp, cn)[0] == \
         pytest.approx(ours, abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(e_pos=st.floats(0.0, 1.0), e_neg=st.floats(0.0, 1.0), p=masses, cost=costs)
+def test_compiled_zeroin_is_scipy_brentq_bit_for_bit(e_pos, e_neg, p, cost):
+    cp, cn = normalized_costs(cost)
+    compiled = cs_solve_scalar(e_pos, e_neg, p, 1 - p, cp, cn)
+    reference = cs_solve_scipy(e_pos, e_neg, p, 1 - p, cp, cn)
+    assert compiled == reference or (math.isnan(compiled) and math.isnan(reference))
 
 
 def test_adaboost_alpha_is_half_log_odds():

@@ -105,6 +105,7 @@ def test_vectorized_cs_equals_scalar_cs(cost):
         state = RoundState(values_t, order, weights, is_positive, p, 1 - p, a, b, cp, cn)
         vectorized = min_loss_brute_force(state, "vectorized")
         scalar = min_loss_brute_force(state, "scalar")
+        assert min_loss_brute_force(state, "scipy") == scalar
         assert scalar["score"] == pytest.approx(vectorized["score"], rel=1e-12)
         if abs(scalar["score"] - vectorized["score"]) == 0 or \
                 (scalar["feature"], scalar["position"]) == (vectorized["feature"],

@@ -12,6 +12,7 @@ from . import (
     evaluate_cmd,
     evaluate_images_cmd,
     export_cmd,
+    paper_cmd,
     show_cmd,
     sweep_cmd,
     train_cmd,
@@ -19,7 +20,7 @@ from . import (
 from .common import EXIT_USAGE, run_safely
 
 COMMAND_MODULES = [train_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd, sweep_cmd,
-                   show_cmd, export_cmd, data_cmd]
+                   paper_cmd, show_cmd, export_cmd, data_cmd]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

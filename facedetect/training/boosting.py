@@ -202,8 +202,8 @@ class BoostedStumps:
         self.n_features_in_ = n_features
         while len(state.alphas) < self.n_rounds and not state.finished:
             self._boost_once(state, values_t, order, is_positive)
-            self._set_fitted(state)
-            if callback is not None:
+            if callback is not None:  # the fitted attributes are rebuilt only when read
+                self._set_fitted(state)
                 callback(self, state)
         self._set_fitted(state)
         if not state.alphas:
@@ -357,9 +357,11 @@ class CostSensitiveAdaBoost(BoostedStumps):
 
     Parameters
     ----------
-    solver : {"vectorized", "scalar"}
-        ``scalar``: Brent's method per candidate, as the paper ran it (slow; use it on
-        small pools). ``vectorized``: all candidates of a chunk of features at once.
+    solver : {"vectorized", "scalar", "scipy"}
+        ``scalar``: Brent's method (compiled zeroin) per candidate, as the paper ran it.
+        ``scipy``: the same through ``scipy.optimize.brentq`` (pure-Python per candidate;
+        slow, for small pools). ``vectorized``: all candidates of a chunk of features at
+        once with numpy.
     """
 
     algorithm = "cs"
@@ -372,8 +374,9 @@ class CostSensitiveAdaBoost(BoostedStumps):
         self.solver = solver
 
     def _select(self, state: RoundState):
-        if self.solver not in ("vectorized", "scalar"):
-            raise ValueError(f"solver must be 'vectorized' or 'scalar', got {self.solver!r}")
+        if self.solver not in ("vectorized", "scalar", "scipy"):
+            raise ValueError("solver must be 'vectorized', 'scalar' or 'scipy', "
+                             f"got {self.solver!r}")
         return min_loss_brute_force(state, solver=self.solver)
 
 

@@ -124,6 +124,7 @@ def static_parameters(p: float, q: float, cp: float, cn: float) -> tuple[float, 
 
 # --- the peer: Cost-Sensitive AdaBoost's hyperbolic equation ------------------------------
 
+@numba.njit(cache=True)
 def cs_hyperbolic(alpha, fn_mass, fp_mass, pos_mass, neg_mass, cp, cn):
     """Masnadi-Shirazi & Vasconcelos' condition, as the paper's Algorithm 1 writes it.
 
@@ -134,24 +135,101 @@ def cs_hyperbolic(alpha, fn_mass, fp_mass, pos_mass, neg_mass, cp, cn):
             - cp * pos_mass * math.exp(-cp * alpha) - cn * neg_mass * math.exp(-cn * alpha))
 
 
-def cs_solve_scalar(e_pos, e_neg, p, q, cp, cn) -> float:
-    """One candidate's alpha by Brent's method (``scipy.optimize.brentq``), as the paper did."""
+@numba.njit(cache=True)
+def _cs_bracket(args):
+    """``(lo, hi, special)``: a sign-changing bracket of the hyperbolic condition, or a
+    ``special`` answer (0 or the cap) when no bracket is needed."""
+    h0 = cs_hyperbolic(0.0, *args)
+    if h0 == 0.0:
+        return 0.0, 0.0, 0.0
+    step = 1.0 if h0 < 0 else -1.0
+    inner, outer = 0.0, step
+    while (cs_hyperbolic(outer, *args) < 0) == (h0 < 0):
+        if abs(outer) >= ALPHA_CAP:
+            return 0.0, 0.0, math.copysign(ALPHA_CAP, step)
+        inner, outer = outer, math.copysign(min(2 * abs(outer), ALPHA_CAP), step)
+    return min(inner, outer), max(inner, outer), math.nan
+
+
+@numba.njit(cache=True, error_model="numpy")  # divide as C does: inf/nan, no exception
+def _zeroin(args, xa, xb, xtol, rtol, max_iter):
+    """Brent's zeroin on :func:`cs_hyperbolic`, a line-by-line port of scipy's ``brentq.c``
+    (so the result matches ``scipy.optimize.brentq`` bit for bit)."""
+    xpre, xcur = xa, xb
+    xblk, fblk, spre, scur = 0.0, 0.0, 0.0, 0.0
+    fpre = cs_hyperbolic(xpre, *args)
+    fcur = cs_hyperbolic(xcur, *args)
+    if fpre == 0.0:
+        return xpre
+    if fcur == 0.0:
+        return xcur
+    for _ in range(max_iter):
+        if fpre != 0.0 and fcur != 0.0 and ((fpre < 0) != (fcur < 0)):
+            xblk, fblk = xpre, fpre
+            spre = scur = xcur - xpre
+        if abs(fblk) < abs(fcur):
+            xpre, xcur, xblk = xcur, xblk, xcur
+            fpre, fcur, fblk = fcur, fblk, fcur
+        delta = (xtol + rtol * abs(xcur)) / 2
+        sbis = (xblk - xcur) / 2
+        if fcur == 0.0 or abs(sbis) < delta:
+            return xcur
+        if abs(spre) > delta and abs(fcur) < abs(fpre):
+            if xpre == xblk:
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
+                spre, scur = scur, stry
+            else:
+                spre = scur = sbis
+        else:
+            spre = scur = sbis
+        xpre, fpre = xcur, fcur
+        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
+        fcur = cs_hyperbolic(xcur, *args)
+    return xcur
+
+
+@numba.njit(cache=True)
+def cs_solve_scalar(e_pos, e_neg, p, q, cp, cn):
+    """One candidate's alpha by Brent's method (zeroin) on the hyperbolic condition, as the
+    paper ran Cost-Sensitive AdaBoost: one scalar root search per candidate."""
     if e_pos <= 0.0 and e_neg <= 0.0:
         return math.inf
     if e_pos >= 1.0 and e_neg >= 1.0:
         return -math.inf
     args = (p * e_pos, q * e_neg, p, q, cp, cn)
-    h0 = cs_hyperbolic(0.0, *args)
-    if h0 == 0.0:
-        return 0.0
-    step = 1.0 if h0 < 0 else -1.0
-    inner, outer = 0.0, step
-    while np.sign(cs_hyperbolic(outer, *args)) == np.sign(h0):
-        if abs(outer) >= ALPHA_CAP:
-            return math.copysign(ALPHA_CAP, step)
-        inner, outer = outer, math.copysign(min(2 * abs(outer), ALPHA_CAP), step)
-    lo, hi = sorted((inner, outer))
-    return brentq(cs_hyperbolic, lo, hi, args=args, xtol=1e-15, rtol=1e-15, maxiter=200)
+    lo, hi, special = _cs_bracket(args)
+    if not math.isnan(special):
+        return special
+    return _zeroin(args, lo, hi, 1e-15, 1e-15, 200)
+
+
+@numba.njit(cache=True)
+def cs_solve_each(e_pos, e_neg, p, q, cp, cn):
+    """:func:`cs_solve_scalar` for every candidate in turn (no vectorisation across them)."""
+    alpha = np.empty(e_pos.size)
+    for i in range(e_pos.size):
+        alpha[i] = cs_solve_scalar(e_pos[i], e_neg[i], p, q, cp, cn)
+    return alpha
+
+
+def cs_solve_scipy(e_pos, e_neg, p, q, cp, cn) -> float:
+    """:func:`cs_solve_scalar` through ``scipy.optimize.brentq``: the reference it is tested
+    against, and the pure-Python per-candidate cost."""
+    if e_pos <= 0.0 and e_neg <= 0.0:
+        return math.inf
+    if e_pos >= 1.0 and e_neg >= 1.0:
+        return -math.inf
+    args = (p * e_pos, q * e_neg, p, q, cp, cn)
+    lo, hi, special = _cs_bracket(args)
+    if not math.isnan(special):
+        return special
+    return brentq(cs_hyperbolic.py_func, lo, hi, args=args, xtol=1e-15, rtol=1e-15,
+                  maxiter=200)
 
 
 def cs_solve_vectorized(e_pos, e_neg, p, q, cp, cn, iterations: int = 100) -> np.ndarray:
@@ -168,9 +246,15 @@ def cs_solve_vectorized(e_pos, e_neg, p, q, cp, cn, iterations: int = 100) -> np
         return (a * (e_pos * np.exp(cp * alpha) - (1 - e_pos) * np.exp(-cp * alpha))
                 + b * (e_neg * np.exp(cn * alpha) - (1 - e_neg) * np.exp(-cn * alpha)))
 
-    def slope(alpha):
-        return (a * cp * (e_pos * np.exp(cp * alpha) + (1 - e_pos) * np.exp(-cp * alpha))
-                + b * cn * (e_neg * np.exp(cn * alpha) + (1 - e_neg) * np.exp(-cn * alpha)))
+    def g_at(alpha, idx):
+        ep, en = e_pos[idx], e_neg[idx]
+        return (a * (ep * np.exp(cp * alpha) - (1 - ep) * np.exp(-cp * alpha))
+                + b * (en * np.exp(cn * alpha) - (1 - en) * np.exp(-cn * alpha)))
+
+    def slope_at(alpha, idx):
+        ep, en = e_pos[idx], e_neg[idx]
+        return (a * cp * (ep * np.exp(cp * alpha) + (1 - ep) * np.exp(-cp * alpha))
+                + b * cn * (en * np.exp(cn * alpha) + (1 - en) * np.exp(-cn * alpha)))
 
     with np.errstate(over="ignore", invalid="ignore"):
         g0 = g(np.zeros_like(e_pos))
@@ -186,16 +270,22 @@ def cs_solve_vectorized(e_pos, e_neg, p, q, cp, cn, iterations: int = 100) -> np
             hi = np.where(same, np.clip(hi * 2, -ALPHA_CAP, ALPHA_CAP), hi)
         lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
         x = 0.5 * (lo + hi)
+        # Newton iterations on the candidates not yet converged only: most converge in a
+        # handful of steps, a few need many.
+        active = np.arange(x.size)
         for _ in range(iterations):
-            gx = g(x)
-            lo = np.where(gx < 0, x, lo)
-            hi = np.where(gx > 0, x, hi)
-            x_new = x - gx / slope(x)
-            outside = ~((x_new > lo) & (x_new < hi))
-            x_new = np.where(outside, 0.5 * (lo + hi), x_new)
-            done = np.abs(x_new - x) <= 4e-16 * (1 + np.abs(x))
-            x = np.where(gx == 0, x, x_new)
-            if done.all():
+            xa, la, ha = x[active], lo[active], hi[active]
+            gx = g_at(xa, active)
+            la = np.where(gx < 0, xa, la)
+            ha = np.where(gx > 0, xa, ha)
+            x_new = xa - gx / slope_at(xa, active)
+            outside = ~((x_new > la) & (x_new < ha))
+            x_new = np.where(outside, 0.5 * (la + ha), x_new)
+            done = (np.abs(x_new - xa) <= 4e-16 * (1 + np.abs(xa))) | (gx == 0)
+            x[active] = np.where(gx == 0, xa, x_new)
+            lo[active], hi[active] = la, ha
+            active = active[~done]
+            if active.size == 0:
                 break
     x = np.where(g0 == 0, 0.0, x)
     x = np.where((e_pos <= 0) & (e_neg <= 0), np.inf, x)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .roots import cs_solve_scalar, cs_solve_vectorized, loss_vectorized
+from .roots import cs_solve_each, cs_solve_scipy, cs_solve_vectorized, loss_vectorized
 from .search import conditional_root_search, exhaustive_root_search, hull_loss_search
 from .stumps import candidate_errors
 
@@ -54,8 +54,10 @@ def min_loss_brute_force(state: RoundState, solver: str = "vectorized",
                          features=None, chunk: int = 256):
     """Cost-Sensitive AdaBoost as the paper ran it: every candidate's alpha solved.
 
-    ``solver="scalar"`` runs Brent's method once per candidate (Algorithm 1 of the paper);
-    ``"vectorized"`` solves a chunk of features at once with numpy. Candidates are visited
+    ``solver="scalar"`` runs Brent's method (compiled zeroin) once per candidate, as
+    Algorithm 1 of the paper; ``"scipy"`` does the same through ``scipy.optimize.brentq``
+    (pure-Python cost per candidate); ``"vectorized"`` solves a chunk of features at once
+    with numpy. Candidates are visited
     in ``(feature, polarity, position)`` order and the first of equal losses wins; only
     candidates with a positive root compete (the other polarity of the same threshold has
     the same loss with the opposite sign of alpha).
@@ -75,7 +77,9 @@ def min_loss_brute_force(state: RoundState, solver: str = "vectorized",
             continue
         ep, en = e_pos.ravel()[flat], e_neg.ravel()[flat]
         if solver == "scalar":
-            alpha = np.array([cs_solve_scalar(x, y, state.p, state.q, state.cp, state.cn)
+            alpha = cs_solve_each(ep, en, state.p, state.q, state.cp, state.cn)
+        elif solver == "scipy":
+            alpha = np.array([cs_solve_scipy(x, y, state.p, state.q, state.cp, state.cn)
                               for x, y in zip(ep, en)])
         else:
             alpha = cs_solve_vectorized(ep, en, state.p, state.q, state.cp, state.cn)
