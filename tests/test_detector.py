@@ -48,13 +48,46 @@ def test_cbcl_patch_scanned_in_place_scores_as_in_training(model, cbcl):
 @pytest.mark.parametrize("threshold", [0.0, 20.0, -20.0])
 def test_early_rejection_changes_no_decision(model, astronaut, threshold):
     exact = LevelScanner(model, threshold, early_rejection=False)
-    fast = LevelScanner(model, threshold)
+    fast = LevelScanner(model, threshold, pruning=False)
     level = astronaut
     full = exact.scan(level, step=1)
     early = fast.scan(level, step=1)
     for a, b in zip(full, early):
         np.testing.assert_array_equal(a, b)
     assert len(full[0]) > 0
+
+
+@pytest.mark.parametrize("threshold", [10.0, 0.0])
+def test_pruning_keeps_every_training_face_and_only_drops_windows(model, cbcl, astronaut,
+                                                                  threshold):
+    """Learnt rejection (pruning) on faces it was learnt from loses none of those the full
+    model accepts; on an image it keeps a subset of the exact windows, with equal scores."""
+    faces = cbcl.images[cbcl.labels == 1][::7]
+    pruned_model = model.with_rejection(faces, reference=0.0)
+    exact = LevelScanner(pruned_model, threshold, pruning=False)
+    pruned = LevelScanner(pruned_model, threshold)
+    assert np.any(pruned.reject_at > exact.reject_at)
+    for face in faces:
+        accepted = exact.scan(face)[2]
+        np.testing.assert_array_equal(pruned.scan(face)[2], accepted)
+    full = exact.scan(astronaut, step=2)
+    kept = pruned.scan(astronaut, step=2)
+    window = dict(zip(zip(full[0], full[1]), full[2]))
+    assert all(window[(x, y)] == score for x, y, score in zip(*kept))
+    assert len(kept[0]) < len(full[0])
+
+
+def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, tmp_path):
+    pruned = model.with_rejection(cbcl.images[cbcl.labels == 1][:50])
+    path = pruned.save(tmp_path / "m.json")
+    loaded = HaarDetectorModel.load(path)
+    np.testing.assert_array_equal(loaded.rejection[1], pruned.rejection[1])
+    document = json.loads(path.read_text())
+    document["features"]["rejection"]["thresholds"] = [1.0]
+    from facedetect.training.model_io import reseal
+    path.write_text(json.dumps(reseal(document)))
+    with pytest.raises(Exception, match="rejection"):
+        HaarDetectorModel.load(path)
 
 
 def test_strips_give_the_same_windows(model, astronaut, monkeypatch):

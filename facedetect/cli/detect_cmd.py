@@ -23,12 +23,27 @@ def default_model_path() -> Path:
     return Path(str(resources.files("facedetect") / "models" / "default.json"))
 
 
+def parse_step(text: str):
+    if text == "auto":
+        return "auto"
+    try:
+        step = int(text)
+    except ValueError:
+        step = 0
+    if step < 1:
+        raise argparse.ArgumentTypeError(f"--step must be a positive integer or 'auto', "
+                                         f"got {text!r}")
+    return step
+
+
 def add_scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model file (default: the shipped model)")
     parser.add_argument("--scale-factor", type=float, default=DEFAULTS.scale_factor,
                         help=f"pyramid step (default {DEFAULTS.scale_factor})")
-    parser.add_argument("--step", type=int, default=DEFAULTS.step,
-                        help=f"window stride in pixels of each level (default {DEFAULTS.step})")
+    parser.add_argument("--step", type=parse_step, default=DEFAULTS.step,
+                        help="window stride in pixels of each level, or 'auto' for OpenCV's "
+                             f"rule (2 up to twice the window size, then 1) (default "
+                             f"{DEFAULTS.step})")
     parser.add_argument("--min-size", type=int, default=DEFAULTS.min_size,
                         help=f"smallest window side in pixels (default {DEFAULTS.min_size})")
     parser.add_argument("--max-size", type=int, default=None,
@@ -38,6 +53,9 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-neighbors", type=int, default=DEFAULTS.min_neighbors,
                         help=f"windows a group needs beyond this (default "
                              f"{DEFAULTS.min_neighbors})")
+    parser.add_argument("--exact", action="store_true",
+                        help="exact early rejection only: ignore the model's learnt "
+                             "rejection thresholds (slower, no approximation)")
 
 
 def params_from(args) -> DetectionParams:
@@ -78,7 +96,7 @@ def _output_for(args, image_path: Path, n_images: int) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
     params = params_from(args)
-    scanner = LevelScanner(model, params.threshold)
+    scanner = LevelScanner(model, params.threshold, pruning=not args.exact)
     files = expand_inputs(args.images)
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))

@@ -77,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
     params = params_from(args)
     low = min(params.threshold, 0.0) if args.curve or args.calibrate else params.threshold
-    scanner = LevelScanner(model, low)
+    # Curves reach below the score of every training face, where learnt rejection would
+    # cut windows: they use the exact scan.
+    pruning = not (args.exact or args.curve or args.calibrate)
+    scanner = LevelScanner(model, low, pruning=pruning)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(args.images_dir, annotations, scanner, params, read_grey, bar)
     scale, shift = detect_module.BOX_SCALE, detect_module.BOX_SHIFT

@@ -42,6 +42,28 @@ class HaarDetectorModel:
     def n_stumps(self) -> int:
         return len(self.alphas)
 
+    @property
+    def rejection(self):
+        """``(reference, thresholds)`` of learnt rejection (see :mod:`.pruning`), or None."""
+        found = self.document["features"].get("rejection")
+        return None if not found else (float(found["reference"]),
+                                       np.array(found["thresholds"], dtype=np.float64))
+
+    def with_rejection(self, face_windows: np.ndarray, reference: float = 0.0):
+        """A copy carrying rejection thresholds learnt from ``face_windows`` (training
+        faces); unchanged if no face passes ``reference``."""
+        import copy
+
+        from ..training.model_io import reseal
+        from .pruning import rejection_thresholds
+        thresholds = rejection_thresholds(self, face_windows, reference)
+        if thresholds is None:
+            return self
+        document = copy.deepcopy(self.document)
+        document["features"]["rejection"] = {"reference": float(reference),
+                                             "thresholds": [float(v) for v in thresholds]}
+        return type(self).from_document(reseal(document))
+
     @classmethod
     def from_estimator(cls, estimator, pool, training: dict | None = None):
         rects = [pool.feature(int(f)) for f in estimator.features_]

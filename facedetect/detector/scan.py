@@ -2,7 +2,9 @@
 
 A window is rejected as soon as its score plus every remaining alpha cannot exceed the
 threshold: the remaining stumps could at best all vote for a face. That changes no
-decision; it only skips work. Accepted windows are scored in full.
+decision; it only skips work. Accepted windows are scored in full. Learnt rejection
+thresholds (:mod:`.pruning`), where a model has them, reject earlier; ``pruning=False``
+turns them off.
 
 Feature values are computed exactly as in training: integer rectangle sums, weighted and
 added in float32 (exact below 2**24), times float32(1/nf) with OpenCV's variance factor over
@@ -32,22 +34,50 @@ def stump_arrays(model):
         for r, (x, y, w, h, weight) in enumerate(feature):
             rects[t, r] = (x, y, w, h)
             weights[t, r] = weight
-    remaining = np.concatenate([np.cumsum(model.alphas[::-1])[::-1][1:], [0.0]])
     return rects, weights, counts, model.thresholds.astype(np.float64), \
-        model.polarities.astype(np.float64), model.alphas.astype(np.float64), remaining
+        model.polarities.astype(np.float64), model.alphas.astype(np.float64)
+
+
+def reject_levels(model, threshold: float, early_rejection: bool = True,
+                  pruning: bool = True) -> np.ndarray:
+    """Per stump, the running score below which a window stops.
+
+    Exact rejection: ``threshold - (alphas still to come)``, lowered by ``REJECT_MARGIN``
+    of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`.pruning`) whose
+    reference is at most ``threshold``, the larger of the two.
+    """
+    n = model.n_stumps
+    if not early_rejection:
+        return np.full(n, -np.inf)
+    remaining = np.concatenate([np.cumsum(model.alphas[::-1])[::-1][1:], [0.0]])
+    levels = threshold - REJECT_MARGIN * float(model.alphas.sum()) - remaining
+    if pruning and model.rejection is not None and model.rejection[0] <= threshold:
+        levels = np.maximum(levels, model.rejection[1])
+    return levels
+
+
+def corner_offsets(rects: np.ndarray, stride: int) -> np.ndarray:
+    """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
+    top-left corner, in an integral image with rows ``stride`` long: top-left, top-right,
+    bottom-left, bottom-right."""
+    x, y, w, h = (rects[..., k] for k in range(4))
+    return np.stack([y * stride + x, y * stride + x + w, (y + h) * stride + x,
+                     (y + h) * stride + x + w], axis=-1).astype(np.int64)
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _window_score(ii, sq, x0, y0, win_w, win_h, rects, weights, counts, thresholds,
-                  polarities, alphas, remaining, reject_below, normalize):
-    """Score of the window at (x0, y0), or -inf once it can no longer pass."""
+def _window_score(ii, sq, base, stride, win_w, win_h, offsets, weights, counts, thresholds,
+                  polarities, alphas, reject_at, normalize):
+    """Score of the window whose top-left integral index is ``base``, or -inf once it can
+    no longer pass. Rectangle sums are exact integers, weighted and added in float32 in
+    the model's order: the same values as training."""
     if normalize:
-        nx0 = x0 + 1
-        ny0 = y0 + 1
-        nx1 = x0 + win_w - 1
-        ny1 = y0 + win_h - 1
-        total = ii[ny1, nx1] - ii[ny0, nx1] - ii[ny1, nx0] + ii[ny0, nx0]
-        total_sq = sq[ny1, nx1] - sq[ny0, nx1] - sq[ny1, nx0] + sq[ny0, nx0]
+        a = base + stride + 1
+        b = base + stride + win_w - 1
+        c = base + (win_h - 1) * stride + 1
+        d = base + (win_h - 1) * stride + win_w - 1
+        total = ii[d] - ii[b] - ii[c] + ii[a]
+        total_sq = sq[d] - sq[b] - sq[c] + sq[a]
         area = (win_w - 2) * (win_h - 2)
         variance_term = float(area) * float(total_sq) - float(total) * float(total)
         nf = math.sqrt(variance_term) if variance_term > 0 else 1.0
@@ -58,45 +88,64 @@ def _window_score(ii, sq, x0, y0, win_w, win_h, rects, weights, counts, threshol
     for t in range(alphas.size):
         raw = np.float32(0.0)
         for r in range(counts[t]):
-            x = x0 + rects[t, r, 0]
-            y = y0 + rects[t, r, 1]
-            w = rects[t, r, 2]
-            h = rects[t, r, 3]
-            s = ii[y + h, x + w] - ii[y, x + w] - ii[y + h, x] + ii[y, x]
+            o = offsets[t, r]
+            s = ii[base + o[3]] - ii[base + o[1]] - ii[base + o[2]] + ii[base + o[0]]
             raw += weights[t, r] * np.float32(s)
         value = raw * scale
         if value > thresholds[t]:
             score += alphas[t] * polarities[t]
         else:
             score -= alphas[t] * polarities[t]
-        if score + remaining[t] < reject_below:
+        if score < reject_at[t]:
             return -np.inf
     return score
 
 
 @numba.njit(parallel=True, cache=True, boundscheck=False)
-def _scan_rows(ii, sq, rows, cols, step, win_w, win_h, rects, weights, counts, thresholds,
-               polarities, alphas, remaining, reject_below, threshold, normalize, scores):
+def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
+               thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
     """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold."""
     for i in numba.prange(rows):
-        y0 = i * step
+        row_base = i * step * stride
         for j in range(cols):
-            s = _window_score(ii, sq, j * step, y0, win_w, win_h, rects, weights, counts,
-                              thresholds, polarities, alphas, remaining, reject_below,
+            s = _window_score(ii, sq, row_base + j * step, stride, win_w, win_h, offsets,
+                              weights, counts, thresholds, polarities, alphas, reject_at,
                               normalize)
             scores[i, j] = s if s > threshold else -np.inf
+
+
+@numba.njit(cache=True)
+def _integrals(image, ii, sq):
+    """Flat integral and squared-integral images (a zero first row and column) in one pass."""
+    height, width = image.shape
+    stride = width + 1
+    for x in range(stride):
+        ii[x] = 0
+        sq[x] = 0
+    for y in range(height):
+        row_sum = 0
+        row_sq = 0
+        above = y * stride
+        here = above + stride
+        ii[here] = 0
+        sq[here] = 0
+        for x in range(width):
+            v = np.int64(image[y, x])
+            row_sum += v
+            row_sq += v * v
+            ii[here + x + 1] = ii[above + x + 1] + row_sum
+            sq[here + x + 1] = sq[above + x + 1] + row_sq
 
 
 class LevelScanner:
     """Scans levels of an image pyramid with one model."""
 
-    def __init__(self, model, threshold: float = 0.0, early_rejection: bool = True):
+    def __init__(self, model, threshold: float = 0.0, early_rejection: bool = True,
+                 pruning: bool = True):
         self.model = model
         self.threshold = float(threshold)
         self.arrays = stump_arrays(model)
-        total = float(model.alphas.sum())
-        self.reject_below = (self.threshold - REJECT_MARGIN * total) if early_rejection \
-            else -np.inf
+        self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
         self.window = model.window
 
     def scan(self, level: np.ndarray, step: int = 1, row_start: int = 0,
@@ -113,19 +162,19 @@ class LevelScanner:
         if width < win_w or row_stop <= row_start:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
         first = -(-row_start // step) * step
-        strip = level[first:row_stop - 1 + win_h]
-        ii = _integral(strip)
-        sq = _integral(strip.astype(np.int64) ** 2)
+        strip = np.ascontiguousarray(level[first:row_stop - 1 + win_h])
+        stride = width + 1
+        # int32 sums (half the memory traffic) whenever they cannot overflow.
+        small = 255 * strip.size < 2 ** 31
+        ii = np.empty((strip.shape[0] + 1) * stride, np.int32 if small else np.int64)
+        sq = np.empty(ii.size, np.int64)
+        _integrals(strip, ii, sq)
         rows = (row_stop - 1 - first) // step + 1
         cols = (width - win_w) // step + 1
         scores = np.empty((rows, cols))
-        _scan_rows(ii, sq, rows, cols, step, win_w, win_h, *self.arrays, self.reject_below,
-                   self.threshold, self.model.normalize, scores)
+        rects, weights, counts, thresholds, polarities, alphas = self.arrays
+        _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h,
+                   corner_offsets(rects, stride), weights, counts, thresholds, polarities,
+                   alphas, self.reject_at, self.threshold, self.model.normalize, scores)
         i, j = np.nonzero(scores > -np.inf)
         return j * step, first + i * step, scores[i, j]
-
-
-def _integral(image: np.ndarray) -> np.ndarray:
-    out = np.zeros((image.shape[0] + 1, image.shape[1] + 1), dtype=np.int64)
-    np.cumsum(np.cumsum(image, axis=0, dtype=np.int64), axis=1, out=out[1:, 1:])
-    return out

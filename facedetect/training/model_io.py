@@ -73,6 +73,12 @@ def save_model(path, model: BoostedStumps, features: dict | None = None,
     return atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
 
 
+def reseal(document: dict) -> dict:
+    """Recompute the checksum after a deliberate change (e.g. adding rejection thresholds)."""
+    document["sha256"] = _digest(document)
+    return document
+
+
 def _fail(path, message):
     raise FacedetectError(f"{path}: invalid model file: {message}")
 
@@ -104,6 +110,17 @@ def _check_features(path, features, n_stumps):
                 _fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
     if features.get("normalization") not in ("opencv-variance", "none"):
         _fail(path, "features.normalization must be 'opencv-variance' or 'none'")
+    if "rejection" in features:
+        rejection = features["rejection"]
+        if not (isinstance(rejection, dict)
+                and isinstance(rejection.get("reference"), (int, float))
+                and math.isfinite(rejection["reference"])
+                and isinstance(rejection.get("thresholds"), list)
+                and len(rejection["thresholds"]) == n_stumps
+                and all(isinstance(v, (int, float)) and math.isfinite(v)
+                        for v in rejection["thresholds"])):
+            _fail(path, "features.rejection must hold a finite reference and one finite "
+                        "threshold per stump")
 
 
 def load_document(path) -> dict:

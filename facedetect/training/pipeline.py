@@ -167,6 +167,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                                  "stages": bootstrap_log,
                                  "extra_negatives": int(len(extra))}
     model = HaarDetectorModel.from_estimator(estimator, pool, training)
+    # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
+    model = model.with_rejection(cbcl.images[train][cbcl.labels[train] == 1])
     seconds = time.perf_counter() - start
     model.document["training"]["seconds"] = round(seconds, 2)
     if out is not None:

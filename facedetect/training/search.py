@@ -31,9 +31,13 @@ N_BLOCKS = 16
 MIN_BLOCK_FEATURES = 256
 # The conditional search's seeding pass looks at every SEED_STRIDE-th feature.
 SEED_STRIDE = 64
-# Relative slack of the running-sum pre-filter; candidates that pass it are re-tested
-# with exactly recomputed errors, so the slack only costs a few extra re-tests.
-FILTER_SLACK = 1e-9
+# Slack of the running-sum pre-filter, in units of n * eps * (sum of |terms|): four times
+# the worst-case rounding of a running sum of n terms. Candidates that pass it are re-tested
+# with exact errors, so the slack only costs re-tests; too large a slack (it was 1e-9
+# absolute) lets every threshold through once cosh(Cp alpha) >> cosh(Cn alpha).
+FILTER_SLACK = 4.0 * np.finfo(np.float64).eps
+# Relative slack of the exact improvement test: rounding of a handful of terms.
+EXACT_SLACK = 1e-12
 # Search state of one block, in a small array so that the rare path can update it.
 ALPHA, R_POS, R_NEG, S, LOW, HIGH, SLACK, FOUND = range(8)
 FEATURE, POSITION, POLARITY, IDENT = range(4)
@@ -55,16 +59,22 @@ def _add_sample(j, weights, is_positive, cum_pos, cum_neg):
 
 
 @_jit
-def _exact_cumulative(row, position, mask, weights, is_positive):
+def _advance_cumulative(row, position, mask, weights, is_positive, lane, sums):
     """Cumulative class weights up to ``position``, summed in sort order.
 
-    The exhaustive kernel adds the same numbers in the same order, so both see
-    bit-identical errors.
+    ``sums[lane]`` holds ``(next position, cum_pos, cum_neg)`` of the lane's feature, so
+    successive visits of one feature add each sample once: a visit costs the distance
+    from the last one, not the position. The exhaustive kernel adds the same numbers in the
+    same order, so both see bit-identical errors.
     """
-    cum_pos = 0.0
-    cum_neg = 0.0
-    for k in range(position + 1):
+    start = int(sums[lane, 0])
+    cum_pos = sums[lane, 1]
+    cum_neg = sums[lane, 2]
+    for k in range(start, position + 1):
         cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive, cum_pos, cum_neg)
+    sums[lane, 0] = position + 1
+    sums[lane, 1] = cum_pos
+    sums[lane, 2] = cum_neg
     return cum_pos, cum_neg
 
 
@@ -137,26 +147,30 @@ def _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, alpha):
     coef_pos = a * st[R_POS]
     coef_neg = b * st[R_NEG]
     _fill_signed(signed, weights, is_positive, coef_pos, coef_neg)
-    st[SLACK] = FILTER_SLACK * (coef_pos + coef_neg)
+    st[SLACK] = FILTER_SLACK * weights.size * (coef_pos + coef_neg)
     st[LOW] = st[S] - coef_neg + st[SLACK]
     st[HIGH] = coef_pos - st[S] - st[SLACK]
 
 
 @_jit
 def _visit(row, f, k, n, mask, weights, is_positive, a, b, cp, cn, st, signed,
-           best_id, best_err, blk):
+           best_id, best_err, blk, lane, sums):
     """Exact test, and the root if it passes, for both polarities of one threshold.
 
     Returns (roots solved, whether the test moved). A candidate wins on a larger root, or
     on an equal root with a smaller index, so the visiting order does not matter. Until
     the block has a candidate it also accepts a root equal to its seed.
     """
-    cum_pos, cum_neg = _exact_cumulative(row, k, mask, weights, is_positive)
+    cum_pos, cum_neg = _advance_cumulative(row, k, mask, weights, is_positive, lane, sums)
     n_roots = 0
     moved = False
     for polarity in (1, -1):
         e_pos, e_neg = _errors(cum_pos, cum_neg, polarity)
-        if not a * e_pos * st[R_POS] + b * e_neg * st[R_NEG] <= st[S] + st[SLACK]:
+        # The exact test, with room only for the rounding of its own few terms: a slack
+        # scaled by the coefficients (as the pre-filter needs) would let every candidate
+        # with eP = 0 through once R_P is huge, and solve millions of roots.
+        lhs = a * e_pos * st[R_POS] + b * e_neg * st[R_NEG]
+        if not lhs <= st[S] + EXACT_SLACK * (lhs + st[S]):
             continue
         root = solve_alpha(e_pos, e_neg, a, b, cp, cn)
         n_roots += 1
@@ -191,6 +205,7 @@ def _conditional_kernel(order, mask, features, weights, is_positive, a, b, cp, c
     for blk in numba.prange(n_blocks):
         signed = np.empty(n)
         st = np.zeros(8)
+        sums = np.zeros((4, 3))
         _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, alpha0)
         low = st[LOW]
         high = st[HIGH]
@@ -207,6 +222,7 @@ def _conditional_kernel(order, mask, features, weights, is_positive, a, b, cp, c
             r1 = order[f1]
             r2 = order[f2]
             r3 = order[f3]
+            sums[:] = 0.0
             u0 = 0.0
             u1 = 0.0
             u2 = 0.0
@@ -236,7 +252,7 @@ def _conditional_kernel(order, mask, features, weights, is_positive, a, b, cp, c
                         continue
                     solved, lane_moved = _visit(row, f, k, n, mask, weights, is_positive,
                                                 a, b, cp, cn, st, signed, best_id,
-                                                best_err, blk)
+                                                best_err, blk, lane, sums)
                     n_roots += solved
                     moved = moved or lane_moved
                 if moved:
