@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import platform
 import resource
 import time
 from pathlib import Path
 
+from facedetect.sysinfo import machine  # noqa: F401  (re-exported for the benchmarks)
+
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def peak_rss_mb() -> float:

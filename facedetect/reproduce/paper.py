@@ -8,18 +8,16 @@ Writes, under the output folder: ``time_cmp.md/.csv``, ``asym_perform.md/.csv``,
 from __future__ import annotations
 
 import multiprocessing
-import os
-import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numba
 import numpy as np
 from tqdm.auto import tqdm
 
 from ..paper_figures import PAPER_COSTS
+from ..sysinfo import machine
 from .bayes import bayes_comparison
 from .datasets import ALL_DATASETS, load_experiment_data
 from .experiment import METHODS, run_dataset, warm_up
@@ -59,18 +57,6 @@ class PaperConfig:
         settings = {"costs": list(QUICK_COSTS), "rounds": 10, "repeats": 1}
         settings.update(overrides)
         return cls(**settings)
-
-
-def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def _run_one(name: str, config: PaperConfig, progress: bool):

@@ -136,19 +136,25 @@ def cs_hyperbolic(alpha, fn_mass, fp_mass, pos_mass, neg_mass, cp, cn):
 
 
 @numba.njit(cache=True)
-def _cs_bracket(args):
-    """``(lo, hi, special)``: a sign-changing bracket of the hyperbolic condition, or a
-    ``special`` answer (0 or the cap) when no bracket is needed."""
+def _cs_bracket(e_pos, e_neg, p, q, cp, cn):
+    """``(args, lo, hi, answer)``: the hyperbolic condition's arguments and a sign-changing
+    bracket of its root, or the ``answer`` itself (inf, 0 or the cap) when no search is
+    needed (``answer`` is NaN otherwise)."""
+    args = (p * e_pos, q * e_neg, p, q, cp, cn)
+    if e_pos <= 0.0 and e_neg <= 0.0:
+        return args, 0.0, 0.0, math.inf
+    if e_pos >= 1.0 and e_neg >= 1.0:
+        return args, 0.0, 0.0, -math.inf
     h0 = cs_hyperbolic(0.0, *args)
     if h0 == 0.0:
-        return 0.0, 0.0, 0.0
+        return args, 0.0, 0.0, 0.0
     step = 1.0 if h0 < 0 else -1.0
     inner, outer = 0.0, step
     while (cs_hyperbolic(outer, *args) < 0) == (h0 < 0):
         if abs(outer) >= ALPHA_CAP:
-            return 0.0, 0.0, math.copysign(ALPHA_CAP, step)
+            return args, 0.0, 0.0, math.copysign(ALPHA_CAP, step)
         inner, outer = outer, math.copysign(min(2 * abs(outer), ALPHA_CAP), step)
-    return min(inner, outer), max(inner, outer), math.nan
+    return args, min(inner, outer), max(inner, outer), math.nan
 
 
 @numba.njit(cache=True, error_model="numpy")  # divide as C does: inf/nan, no exception
@@ -197,14 +203,9 @@ def _zeroin(args, xa, xb, xtol, rtol, max_iter):
 def cs_solve_scalar(e_pos, e_neg, p, q, cp, cn):
     """One candidate's alpha by Brent's method (zeroin) on the hyperbolic condition, as the
     paper ran Cost-Sensitive AdaBoost: one scalar root search per candidate."""
-    if e_pos <= 0.0 and e_neg <= 0.0:
-        return math.inf
-    if e_pos >= 1.0 and e_neg >= 1.0:
-        return -math.inf
-    args = (p * e_pos, q * e_neg, p, q, cp, cn)
-    lo, hi, special = _cs_bracket(args)
-    if not math.isnan(special):
-        return special
+    args, lo, hi, answer = _cs_bracket(e_pos, e_neg, p, q, cp, cn)
+    if not math.isnan(answer):
+        return answer
     return _zeroin(args, lo, hi, 1e-15, 1e-15, 200)
 
 
@@ -220,14 +221,9 @@ def cs_solve_each(e_pos, e_neg, p, q, cp, cn):
 def cs_solve_scipy(e_pos, e_neg, p, q, cp, cn) -> float:
     """:func:`cs_solve_scalar` through ``scipy.optimize.brentq``: the reference it is tested
     against, and the pure-Python per-candidate cost."""
-    if e_pos <= 0.0 and e_neg <= 0.0:
-        return math.inf
-    if e_pos >= 1.0 and e_neg >= 1.0:
-        return -math.inf
-    args = (p * e_pos, q * e_neg, p, q, cp, cn)
-    lo, hi, special = _cs_bracket(args)
-    if not math.isnan(special):
-        return special
+    args, lo, hi, answer = _cs_bracket(e_pos, e_neg, p, q, cp, cn)
+    if not math.isnan(answer):
+        return answer
     return brentq(cs_hyperbolic.py_func, lo, hi, args=args, xtol=1e-15, rtol=1e-15,
                   maxiter=200)
 
