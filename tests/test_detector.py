@@ -127,6 +127,32 @@ def test_astronaut_face_is_found(model, astronaut):
     assert iou_matrix(found.boxes, opencv_face).max() > 0.4
 
 
+def test_pyramid_scales_and_steps():
+    from facedetect.detector.detect import pyramid_scales, step_at
+    params = DetectionParams(scale_factor=1.25, min_size=24)
+    scales = pyramid_scales(100, 80, 19, params)
+    assert scales[0] == pytest.approx(1.25 ** 2) and 19 * scales[-1] <= 80
+    assert all(b / a == pytest.approx(1.25) for a, b in zip(scales, scales[1:]))
+    # Below the window: enlarged levels, never more than twice.
+    assert pyramid_scales(100, 80, 19, DetectionParams(min_size=15))[0] == \
+        pytest.approx(15 / 19)
+    assert pyramid_scales(100, 80, 19, DetectionParams(min_size=2))[0] == 0.5
+    auto = DetectionParams(step="auto")
+    assert [step_at(s, auto) for s in (1.0, 2.0, 2.1)] == [2, 2, 1]
+    assert step_at(3.0, DetectionParams(step=3)) == 3
+
+
+def test_small_faces_are_found_on_enlarged_levels(model, astronaut):
+    # At 100 px the face box is about 30 px: a window of 15, below the trained 19.
+    small = cv2.resize(astronaut, (100, 100), interpolation=cv2.INTER_AREA)
+    params = DetectionParams(min_size=19, min_neighbors=2)
+    assert len(detect_faces(small, model, params).boxes) == 0
+    params.min_size = 12
+    found = detect_faces(small, model, params)
+    assert any(abs(x + w / 2 - 43) < 6 and abs(y + h / 2 - 26) < 6
+               for x, y, w, h in found.boxes)
+
+
 def test_window_to_box_mapping():
     box = detect_module.window_to_box(np.array([[10, 20, 19, 19]]), scale=2.0, shift=0.1)
     # centre (19.5, 29.5 + 0.1 * 19 = 31.4), side 38

@@ -20,6 +20,7 @@ from .scan import LevelScanner
 BOX_SCALE = 2.0
 BOX_SHIFT = 0.1
 STRIP_ROWS = 256
+MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
 
 
 @dataclass
@@ -77,14 +78,17 @@ def step_at(scale: float, params: DetectionParams) -> int:
 
 
 def pyramid_scales(width: int, height: int, window: int, params: DetectionParams):
-    """The scales (window size in image pixels / window) to scan, smallest first."""
+    """The scales (window size in image pixels / window) to scan, smallest first.
+
+    A ``min_size`` below the window starts below scale 1: those levels are the image
+    enlarged (at most ``1 / MIN_SCALE`` times), for faces smaller than the window maps to."""
     scales = []
-    scale = 1.0
+    scale = max(MIN_SCALE, min(1.0, params.min_size / window))
     while True:
         size = window * scale
         if size > min(width, height) or (params.max_size and size > params.max_size):
             break
-        if size >= params.min_size:
+        if size >= params.min_size * (1 - 1e-9) or scale == MIN_SCALE:
             scales.append(scale)
         scale *= params.scale_factor
     return scales

@@ -46,10 +46,14 @@ class Table:
 def _cell(value) -> str:
     if value is None:
         return "–"
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
     if isinstance(value, (float, np.floating)):
         if value == 0:
             return "0"
-        return f"{value:.3g}" if abs(value) < 1e-2 or abs(value) >= 1e4 else f"{value:.4f}"
+        if abs(value) >= 1e3 and float(value).is_integer():
+            return f"{int(value):,}"  # the paper's root counts
+        return f"{value:.3g}" if abs(value) < 1e-2 else f"{value:.4g}"
     return str(value)
 
 
