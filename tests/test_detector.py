@@ -77,6 +77,17 @@ def test_pruning_keeps_every_training_face_and_only_drops_windows(model, cbcl, a
     assert len(kept[0]) < len(full[0])
 
 
+def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut):
+    """Below the training faces' lowest final score the learnt levels move down with the
+    threshold, so the threshold keeps its meaning."""
+    lowest_face = model.rejection[1][-1]
+    counts = []
+    for threshold in (lowest_face + 5, lowest_face - 5, lowest_face - 15):
+        params = DetectionParams(threshold=threshold, scale_factor=1.3)
+        counts.append(len(scan_raw(astronaut, LevelScanner(model, threshold), params)[0]))
+    assert counts[0] < counts[1] < counts[2]
+
+
 def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, tmp_path):
     pruned = model.with_rejection(cbcl.images[cbcl.labels == 1][:50])
     path = pruned.save(tmp_path / "m.json")

@@ -44,7 +44,8 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
 
     Exact rejection: ``threshold - (alphas still to come)``, lowered by ``REJECT_MARGIN``
     of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`.pruning`) whose
-    reference is at most ``threshold``, the larger of the two.
+    reference is at most ``threshold``, the larger of the two; learnt levels are shifted
+    down when ``threshold`` is below the lowest final score of the training faces.
     """
     n = model.n_stumps
     if not early_rejection:
@@ -52,7 +53,11 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
     remaining = np.concatenate([np.cumsum(model.alphas[::-1])[::-1][1:], [0.0]])
     levels = threshold - REJECT_MARGIN * float(model.alphas.sum()) - remaining
     if pruning and model.rejection is not None and model.rejection[0] <= threshold:
-        levels = np.maximum(levels, model.rejection[1])
+        learnt = model.rejection[1]
+        # The last learnt level is the lowest final score of a training face. Below it, a
+        # lower threshold lowers every learnt level by as much, so that it still admits
+        # more windows instead of being overruled.
+        levels = np.maximum(levels, learnt - max(0.0, learnt[-1] - threshold))
     return levels
 
 
