@@ -121,15 +121,22 @@ class HaarDetectorModel:
             values *= (1.0 / nf).astype(np.float32)[:, None]
         return values
 
-    def decision_function(self, windows: np.ndarray) -> np.ndarray:
-        """``sum_t alpha_t h_t``, added stump by stump in the scanner's order, so a window
-        scores bit for bit what the scanner gives it."""
+    def running_scores(self, windows: np.ndarray) -> np.ndarray:
+        """(n_windows, n_stumps): the score after each stump, added stump by stump in the
+        scanner's order, so a window scores bit for bit what the scanner gives it."""
         values = self.feature_values(windows)
-        score = np.zeros(len(values))
+        votes = self.alphas * self.polarities.astype(np.float64)
+        outputs = np.where(values > self.thresholds, votes, -votes)
+        scores = np.empty_like(outputs)
+        running = np.zeros(len(outputs))
         for t in range(self.n_stumps):
-            vote = self.alphas[t] * float(self.polarities[t])
-            score += np.where(values[:, t] > self.thresholds[t], vote, -vote)
-        return score
+            running = running + outputs[:, t]
+            scores[:, t] = running
+        return scores
+
+    def decision_function(self, windows: np.ndarray) -> np.ndarray:
+        """``sum_t alpha_t h_t``, as the scanner adds it (see :meth:`running_scores`)."""
+        return self.running_scores(windows)[:, -1]
 
     def predict(self, windows: np.ndarray, threshold: float = 0.0) -> np.ndarray:
         return (self.decision_function(windows) > threshold).astype(np.int8)

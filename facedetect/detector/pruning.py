@@ -18,23 +18,10 @@ import numpy as np
 PRUNE_MARGIN = 1e-9
 
 
-def partial_scores(model, windows: np.ndarray) -> np.ndarray:
-    """(n_windows, n_stumps) running scores, added stump by stump as the scanner adds."""
-    values = model.feature_values(windows)
-    votes = model.alphas * model.polarities.astype(np.float64)
-    outputs = np.where(values > model.thresholds, votes, -votes)
-    scores = np.empty_like(outputs)
-    running = np.zeros(len(outputs))
-    for t in range(outputs.shape[1]):
-        running = running + outputs[:, t]
-        scores[:, t] = running
-    return scores
-
-
 def rejection_thresholds(model, face_windows: np.ndarray, reference: float = 0.0):
     """Per stump, the lowest running score of the faces whose final score exceeds
     ``reference``; ``None`` when no face does."""
-    scores = partial_scores(model, face_windows)
+    scores = model.running_scores(face_windows)
     kept = scores[:, -1] > reference
     if not kept.any():
         return None

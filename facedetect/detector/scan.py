@@ -52,8 +52,9 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
         return np.full(n, -np.inf)
     remaining = np.concatenate([np.cumsum(model.alphas[::-1])[::-1][1:], [0.0]])
     levels = threshold - REJECT_MARGIN * float(model.alphas.sum()) - remaining
-    if pruning and model.rejection is not None and model.rejection[0] <= threshold:
-        learnt = model.rejection[1]
+    rejection = model.rejection if pruning else None
+    if rejection is not None and rejection[0] <= threshold:
+        learnt = rejection[1]
         # The last learnt level is the lowest final score of a training face. Below it, a
         # lower threshold lowers every learnt level by as much, so that it still admits
         # more windows instead of being overruled.

@@ -18,19 +18,18 @@ from ..training import AdaBoostDB, CostSensitiveAdaBoost
 from ..training.rules import RULES
 from ..training.stumps import presort
 
-# name -> (description, estimator factory); "cs" is the paper's CS, a scalar zeroin per
-# candidate.
+# name -> estimator factory (rounds, cost).
 METHODS = {
-    "cs": ("Cost-Sensitive AdaBoost, Brent (zeroin) per candidate",
-           lambda rounds, cost: CostSensitiveAdaBoost(rounds, cost, solver="scalar")),
-    "cs-vectorized": ("Cost-Sensitive AdaBoost, all roots at once with numpy",
-                      lambda rounds, cost: CostSensitiveAdaBoost(rounds, cost)),
-    "dbn": ("AdaBoostDB without conditional search",
-            lambda rounds, cost: AdaBoostDB(rounds, cost, search="exhaustive")),
-    "db": ("AdaBoostDB with conditional search",
-           lambda rounds, cost: AdaBoostDB(rounds, cost)),
-    "db-loss": ("AdaBoostDB, min-loss selection rule",
-                lambda rounds, cost: AdaBoostDB(rounds, cost, selection="loss")),
+    # Cost-Sensitive AdaBoost as the paper ran it: a scalar zeroin per candidate.
+    "cs": lambda rounds, cost: CostSensitiveAdaBoost(rounds, cost, solver="scalar"),
+    # Cost-Sensitive AdaBoost, all roots of a chunk at once with numpy.
+    "cs-vectorized": lambda rounds, cost: CostSensitiveAdaBoost(rounds, cost),
+    # AdaBoostDB without the conditional search: every candidate's root.
+    "dbn": lambda rounds, cost: AdaBoostDB(rounds, cost, search="exhaustive"),
+    # AdaBoostDB with the conditional search.
+    "db": lambda rounds, cost: AdaBoostDB(rounds, cost),
+    # AdaBoostDB with the minimum-loss selection rule (CS's rule, exact hull search).
+    "db-loss": lambda rounds, cost: AdaBoostDB(rounds, cost, selection="loss"),
 }
 STUMP_KEY = ("feature", "position", "polarity")
 
@@ -89,7 +88,7 @@ def warm_up(methods) -> None:
     X = rng.normal(size=(40, 3))
     y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
     for name in methods:
-        METHODS[name][1](2, (1, 3)).fit(X, y)
+        METHODS[name](2, (1, 3)).fit(X, y)
     RuleComparingDB(2, (1, 3)).fit(X, y)
 
 
@@ -120,7 +119,7 @@ def run_dataset(data, costs, methods, *, rounds: int, folds: int = 3, repeats: i
         prior = float(np.mean(data.y[test] == 1))
         for cost in costs:
             for method in methods:
-                seconds, model = timed_fit(METHODS[method][1], rounds, cost, X_train,
+                seconds, model = timed_fit(METHODS[method], rounds, cost, X_train,
                                            y_train, order, repeats)
                 stumps = np.column_stack([model.features_, model.thresholds_,
                                           model.polarities_])

@@ -100,9 +100,8 @@ def run_paper(config: PaperConfig, progress: bool = True) -> dict:
         if "cs" in config.methods:
             results["diffs"].append(diffs_table(data, config.costs, grouped, disagreement))
         results["headline"][data.name] = headline(data, config, grouped, disagreement)
-    results["credit"] = credit_match(config.costs, grouped)
-    for row in results["credit"].rows:
-        row[1] = next(d.prior_positive for d in datasets if d.name == row[0])
+    results["credit"] = credit_match(config.costs, grouped, {
+        d.name: d.prior_positive for d in datasets if d.paper_name == "Credit"})
     if "bayes" in config.datasets and "cs" in config.methods:
         results["bayes"] = bayes_comparison(config.costs, grouped)
     results["seconds"] = time.perf_counter() - started

@@ -74,7 +74,7 @@ def asymmetry_summary(results) -> Table:
                        "trained costs; 'yes' when rho(FN) <= -0.8 and rho(FP) >= 0.8.")
     all_costs = results["config"].costs
     for asym in results["asym"]:
-        name = asym.title.split(":")[0]
+        name = asym.dataset
         data = next(d for d in results["datasets"] if d.name == name)
         verdict, rho_fn, rho_fp = results["verdicts"][name]
         paper = paper_tables()["asym_perform"].get(data.paper_name, {})
@@ -99,7 +99,7 @@ def diffs_summary(results) -> Table:
                    "paper mean |dNEC|", "stumps differ DB/CS", ("rules differ from the same "
                    "weights"), "stumps differ CS/DB-loss"])
     for diffs in results["diffs"]:
-        name = diffs.title.split(":")[0]
+        name = diffs.dataset
         rows = np.array([[np.nan if v is None else v for v in r[1:]] for r in diffs.rows],
                         dtype=float)
         mean = np.nanmean(rows, axis=0)

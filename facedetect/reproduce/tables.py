@@ -28,6 +28,7 @@ class Table:
     header: list
     rows: list = field(default_factory=list)
     note: str = ""
+    dataset: str = ""     # the data set a per-data-set table describes
 
     def markdown(self) -> str:
         lines = [f"### {self.title}", ""] + ([self.note, ""] if self.note else [])
@@ -81,7 +82,8 @@ def time_table(data, costs, grouped) -> Table:
     header = ["cost"] + [f"{m} {what}" for m in methods for what in ("roots", "s")]
     header += [f"paper {PAPER_METHOD[m]} {what}" for m in ("cs", "dbn", "db")
                for what in ("zeros", "s")]
-    table = Table(f"{data.name}: roots solved and training seconds (totals over folds)", header)
+    table = Table(f"{data.name}: roots solved and training seconds (totals over folds)", header,
+                  dataset=data.name)
     for cost in costs:
         row = [cost_label(cost)]
         for method in methods:
@@ -127,7 +129,8 @@ def mean_final(folds) -> np.ndarray:
 
 def asym_table(data, costs, grouped, method: str = "db") -> Table:
     header = ["cost", *RATES, *(f"paper {r}" for r in RATES)]
-    table = Table(f"{data.name}: AdaBoostDB held-out rates (means over folds)", header)
+    table = Table(f"{data.name}: AdaBoostDB held-out rates (means over folds)", header,
+                  dataset=data.name)
     for cost in costs:
         ours = mean_final(grouped[(data.name, tuple(cost), method)])
         paper = _paper("asym_perform", data.paper_name, cost) or [None] * 4
@@ -181,7 +184,7 @@ def diffs_table(data, costs, grouped, rule_disagreement) -> Table:
               "rules differ, same weights", "stumps differ CS/DB-loss",
               *(f"paper {r}" for r in RATES)]
     table = Table(f"{data.name}: DB against CS (mean absolute difference over rounds and "
-                  "folds)", header)
+                  "folds)", header, dataset=data.name)
     for cost in costs:
         key = (data.name, tuple(cost))
         db, cs = grouped[(*key, "db")], grouped[(*key, "cs")]
@@ -195,11 +198,14 @@ def diffs_table(data, costs, grouped, rule_disagreement) -> Table:
     return table
 
 
-def credit_match(costs, grouped, names=("german", "australian")) -> Table:
-    """Which credit set matches the paper's "Credit" column: mean |ours - paper|."""
+def credit_match(costs, grouped, priors: dict) -> Table:
+    """Which credit set matches the paper's "Credit" column: mean |ours - paper|.
+
+    ``priors`` maps each candidate set (``german``, ``australian``) to its positive prior.
+    """
     table = Table("Credit: which UCI set the paper used",
                   ["data set", "positive prior", *(f"mean |ours - paper| {r}" for r in RATES)])
-    for name in names:
+    for name, prior in priors.items():
         errors = []
         for cost in costs:
             paper = _paper("asym_perform", "Credit", cost)
@@ -207,5 +213,5 @@ def credit_match(costs, grouped, names=("german", "australian")) -> Table:
                 errors.append(np.abs(mean_final(grouped[(name, tuple(cost), "db")])
                                      - np.array(paper)))
         if errors:
-            table.rows.append([name, None, *np.mean(errors, axis=0)])
+            table.rows.append([name, prior, *np.mean(errors, axis=0)])
     return table

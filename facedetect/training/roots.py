@@ -238,9 +238,7 @@ def cs_solve_vectorized(e_pos, e_neg, p, q, cp, cn, iterations: int = 100) -> np
     e_neg = np.asarray(e_neg, dtype=np.float64)
     a, b = static_parameters(p, q, cp, cn)
 
-    def g(alpha):
-        return (a * (e_pos * np.exp(cp * alpha) - (1 - e_pos) * np.exp(-cp * alpha))
-                + b * (e_neg * np.exp(cn * alpha) - (1 - e_neg) * np.exp(-cn * alpha)))
+    every = slice(None)
 
     def g_at(alpha, idx):
         ep, en = e_pos[idx], e_neg[idx]
@@ -253,13 +251,13 @@ def cs_solve_vectorized(e_pos, e_neg, p, q, cp, cn, iterations: int = 100) -> np
                 + b * cn * (en * np.exp(cn * alpha) + (1 - en) * np.exp(-cn * alpha)))
 
     with np.errstate(over="ignore", invalid="ignore"):
-        g0 = g(np.zeros_like(e_pos))
+        g0 = g_at(np.zeros_like(e_pos), every)
         sign = np.where(g0 < 0, 1.0, -1.0)
         lo = np.zeros_like(e_pos)
         hi = sign.copy()
         # Grow the brackets until g changes sign (at most log2(ALPHA_CAP) doublings).
         for _ in range(12):
-            same = (np.sign(g(hi)) == np.sign(g0)) & (np.abs(hi) < ALPHA_CAP)
+            same = (np.sign(g_at(hi, every)) == np.sign(g0)) & (np.abs(hi) < ALPHA_CAP)
             if not same.any():
                 break
             lo = np.where(same, hi, lo)
