@@ -12,7 +12,8 @@ from tqdm.auto import tqdm
 
 from ..atomic import atomic_write_text
 from ..detector import detect as detect_module
-from ..detector.evaluation import opencv_baseline, read_annotations, scan_dataset, summarize
+from ..detector.evaluation import (evaluation_images, opencv_baseline, read_annotations,
+                                   scan_dataset, summarize)
 from ..detector.images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
@@ -26,7 +27,8 @@ def add_parser(subparsers) -> None:
                                                            "annotated images")
     parser.add_argument("images_dir", help="folder of images")
     parser.add_argument("--annotations", required=True,
-                        help="file of 'name x_min y_min x_max y_max' lines")
+                        help="file of 'name x_min y_min x_max y_max' lines; images of "
+                             "the folder it does not name are face-free")
     add_scan_options(parser)
     parser.add_argument("--baseline", choices=("opencv",), help="also run OpenCV's cascades")
     parser.add_argument("--curve", help="write the TPR-vs-FP curve here (.csv and .png)")
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     annotations = read_annotations(args.annotations)
     if not annotations:
         raise FacedetectError(f"{args.annotations}: no annotated faces")
+    images = evaluation_images(args.images_dir, annotations)
     model = load_detector(args.model)
     params = params_from(args)
     low = min(params.threshold, 0.0) if args.curve or args.calibrate else params.threshold
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     pruning = not (args.exact or args.curve or args.calibrate)
     scanner = LevelScanner(model, low, pruning=pruning)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
-    results = scan_dataset(args.images_dir, annotations, scanner, params, read_grey, bar)
+    results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = detect_module.BOX_SCALE, detect_module.BOX_SHIFT
     if args.calibrate:
         best = max(((summarize(results, params.threshold, params.min_neighbors, s, d)[0], s, d)
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
               "params": vars(params), "box_mapping": {"scale": scale, "shift": shift}}
     baselines = []
     if args.baseline == "opencv":
-        baselines = [opencv_baseline(args.images_dir, annotations, read_grey, name,
+        baselines = [opencv_baseline(images, read_grey, name,
                                      params.scale_factor, 3, params.min_size)
                      for name in OPENCV_CASCADES]
         report["opencv"] = baselines

@@ -89,22 +89,39 @@ def summarize(results, threshold: float, min_neighbors: int, scale: float, shift
     return found, false_positives, total
 
 
-def scan_dataset(images_dir, annotations, scanner, params: DetectionParams, read_grey,
+def evaluation_images(images_dir, annotations) -> list[tuple[Path, np.ndarray]]:
+    """Every image of ``images_dir`` with its annotated faces, sorted by name.
+
+    An image the annotations do not name is face-free: whatever is detected there is a
+    false positive (the MIT+CMU sets include such images, and a detector that fires on
+    them must pay for it). An annotated name with no image is an error."""
+    from .images import expand_inputs
+    files = expand_inputs([images_dir]) if Path(images_dir).is_dir() else []
+    if not files:
+        raise FacedetectError(f"{images_dir}: no images found")
+    missing = sorted(set(annotations) - {path.name for path in files})
+    if missing:
+        raise FacedetectError(f"{images_dir}: no image for {len(missing)} annotated "
+                              f"name(s), e.g. {missing[0]}")
+    empty = np.empty((0, 4), np.float64)
+    return [(path, annotations.get(path.name, empty)) for path in files]
+
+
+def scan_dataset(images, scanner, params: DetectionParams, read_grey,
                  progress=None) -> list[ImageResult]:
-    """Raw windows (above the scanner's threshold) of every annotated image."""
+    """Raw windows (above the scanner's threshold) of every ``(path, faces)`` image."""
     import time
     results = []
-    names = sorted(annotations)
-    for name in (progress(names) if progress else names):
-        grey = read_grey(Path(images_dir) / name)
+    for path, truth in (progress(images) if progress else images):
+        grey = read_grey(path)
         start = time.perf_counter()
         rects, scores, _ = scan_raw(grey, scanner, params)
-        results.append(ImageResult(name, rects, scores, annotations[name],
+        results.append(ImageResult(path.name, rects, scores, truth,
                                    time.perf_counter() - start))
     return results
 
 
-def opencv_baseline(images_dir, annotations, read_grey, cascade_name: str,
+def opencv_baseline(images, read_grey, cascade_name: str,
                     scale_factor=1.1, min_neighbors=3, min_size=19):
     """Faces found and false positives of one of OpenCV's shipped cascades."""
     import time
@@ -115,18 +132,18 @@ def opencv_baseline(images_dir, annotations, read_grey, cascade_name: str,
         raise FacedetectError(f"OpenCV cascade {cascade_name} not found")
     found = false_positives = total = 0
     seconds = 0.0
-    for name in sorted(annotations):
-        grey = read_grey(Path(images_dir) / name)
+    for path, truth in images:
+        grey = read_grey(path)
         start = time.perf_counter()
         boxes = cascade.detectMultiScale(grey, scaleFactor=scale_factor,
                                          minNeighbors=min_neighbors,
                                          minSize=(min_size, min_size))
         seconds += time.perf_counter() - start
         boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-        hits = match(boxes, np.zeros(len(boxes)), annotations[name])
+        hits = match(boxes, np.zeros(len(boxes)), truth)
         found += hits
         false_positives += len(boxes) - hits
-        total += len(annotations[name])
+        total += len(truth)
     return {"cascade": cascade_name, "found": found, "faces": total,
             "tpr": found / total if total else float("nan"),
             "false_positives": false_positives, "seconds": seconds}
