@@ -176,3 +176,22 @@ def test_evaluate_bad_model_files_are_one_line(tmp_path, small_cbcl):
     for path in (tmp_path / "bad.json", tmp_path / "missing.json"):
         result = run_cli("evaluate", str(path), "--data", str(small_cbcl))
         assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_mirror_adds_each_training_face_flipped(small_cbcl):
+    from facedetect.training.pipeline import training_windows
+    images = np.arange(3 * 19 * 19, dtype=np.uint8).reshape(3, 19, 19)
+    labels = np.array([1, 0, 1])
+    mirrored, mirrored_labels = training_windows(images, labels, mirror=True)
+    assert mirrored_labels.tolist() == [1, 0, 1, 1, 1]
+    np.testing.assert_array_equal(mirrored[3], images[0][:, ::-1])
+    np.testing.assert_array_equal(mirrored[4], images[2][:, ::-1])
+    data = load_cbcl(small_cbcl)
+    plain = train_detector(TrainConfig((1, 5), 3), data, progress=False)
+    flipped = train_detector(TrainConfig((1, 5), 3, mirror=True), data, progress=False)
+    assert flipped.train_counts["faces"] == 2 * plain.train_counts["faces"]
+    assert flipped.train_counts["non_faces"] == plain.train_counts["non_faces"]
+    assert flipped.model.document["training"]["config"]["mirror"] is True
+    # The held-out faces are not mirrored into training: the split is the same.
+    assert (flipped.model.document["training"]["heldout_names"]
+            == plain.model.document["training"]["heldout_names"])

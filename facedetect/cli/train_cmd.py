@@ -30,6 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--balanced", action="store_true",
                         help="use the class-balanced subset (the paper's CBCL experiment)")
     parser.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
+    parser.add_argument("--mirror", action="store_true",
+                        help="also train on every training face flipped left to right")
     parser.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
     parser.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
                         help="write a checkpoint every N rounds (default 10)")
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--checkpoint-every must be at least 1")
     out = _out_path(args)
     config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,
-                         args.holdout, args.balanced, args.seed)
+                         args.holdout, args.balanced, args.seed, args.mirror)
     data = load_cbcl(args.data)
     log = (lambda *a, **k: None) if args.quiet or args.json else \
         (lambda *a, **k: print(*a, file=sys.stderr, **k))

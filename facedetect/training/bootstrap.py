@@ -13,9 +13,10 @@ from ..detector.images import expand_inputs, read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 
-# Pictures that ship with scikit-image and show no human face.
+# Pictures that ship with scikit-image (no download) and show no human face.
 SKIMAGE_NEGATIVES = ("coffee", "chelsea", "brick", "grass", "gravel", "rocket", "moon",
-                     "coins", "text", "page", "hubble_deep_field", "cell")
+                     "coins", "text", "page", "hubble_deep_field", "cell", "clock",
+                     "immunohistochemistry", "retina", "stereo_motorcycle")
 # Coarser than detection: bootstrapping needs many false positives, not every one.
 BOOTSTRAP_SCAN = DetectionParams(scale_factor=1.25, step=2, min_size=19)
 
@@ -26,7 +27,10 @@ def load_negative_images(folder=None) -> tuple[list[np.ndarray], list[str]]:
         from skimage import data
         from PIL import Image
         from ..detector.images import to_grey
-        images = [to_grey(Image.fromarray(getattr(data, name)())) for name in SKIMAGE_NEGATIVES]
+        # stereo_motorcycle is a (left, right, disparity) triple: its left view is the photo.
+        pictures = [getattr(data, name)() for name in SKIMAGE_NEGATIVES]
+        images = [to_grey(Image.fromarray(p[0] if isinstance(p, tuple) else p))
+                  for p in pictures]
         return images, [f"skimage.data.{name}" for name in SKIMAGE_NEGATIVES]
     files = expand_inputs([folder])
     if not files:

@@ -35,6 +35,7 @@ class TrainConfig:
     holdout: float = 0.25
     balanced: bool = False
     seed: int = 0
+    mirror: bool = False
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
@@ -54,6 +55,18 @@ def make_estimator(config: TrainConfig):
         return AsymmetricInitAdaBoost(config.rounds, config.cost, random_state=config.seed)
     raise FacedetectError(f"unknown algorithm {config.algorithm!r}; "
                           f"choose from {', '.join(ALGORITHM_CHOICES)}")
+
+
+def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False):
+    """The training windows and labels; with ``mirror`` each face also appears flipped
+    left to right (a face seen in a mirror is still a face, and frontal faces are near
+    symmetric, so this doubles the positives at no labelling cost). Non-faces are left
+    alone: their count already outnumbers the faces."""
+    if not mirror:
+        return images, labels
+    faces = images[labels == 1]
+    return (np.concatenate([images, faces[:, :, ::-1]]),
+            np.concatenate([labels, np.ones(len(faces), labels.dtype)]))
 
 
 def split_indices(labels, config: TrainConfig):
@@ -121,11 +134,13 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
         checkpoint = Path(str(out) + ".checkpoint.json")
     state = load_checkpoint(checkpoint, run_config) if resume else None
     pool = haar_feature_pool(19, 19)
+    base_images, base_labels = training_windows(cbcl.images[train], cbcl.labels[train],
+                                                config.mirror)
     extra = np.empty((0, 19, 19), np.uint8)
     bootstrap_log, feature_seconds = [], 0.0
     for stage in range(bootstrap_rounds + 1):
-        images = np.concatenate([cbcl.images[train], extra])
-        y = np.concatenate([cbcl.labels[train], np.zeros(len(extra), cbcl.labels.dtype)])
+        images = np.concatenate([base_images, extra])
+        y = np.concatenate([base_labels, np.zeros(len(extra), base_labels.dtype)])
         feature_start = time.perf_counter()
         X = feature_matrix(images, pool, progress=progress)
         order = presort(X.T)
@@ -168,7 +183,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                                  "extra_negatives": int(len(extra))}
     model = HaarDetectorModel.from_estimator(estimator, pool, training)
     # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
-    model = model.with_rejection(cbcl.images[train][cbcl.labels[train] == 1])
+    model = model.with_rejection(base_images[base_labels == 1])
     seconds = time.perf_counter() - start
     model.document["training"]["seconds"] = round(seconds, 2)
     if out is not None:
