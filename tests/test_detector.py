@@ -11,12 +11,14 @@ from PIL import Image
 
 from facedetect.detector import detect as detect_module
 from facedetect.detector.detect import DetectionParams, detect_faces, scan_raw
-from facedetect.detector.evaluation import iou_matrix, match, read_annotations
+from facedetect.detector.evaluation import (ImageResult, evaluation_images, iou_matrix, match,
+                                           read_annotations, summarize)
 from facedetect.detector.export import cascade_xml, opencv_rects, opencv_threshold
 from facedetect.detector.grouping import group_rectangles
 from facedetect.detector.images import read_grey, to_grey
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.detector.scan import LevelScanner
+from facedetect.errors import FacedetectError
 from facedetect.cli.detect_cmd import default_model_path
 
 SHARED = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -43,6 +45,23 @@ def test_cbcl_patch_scanned_in_place_scores_as_in_training(model, cbcl):
         xs, ys, scores = scanner.scan(canvas, step=1)
         at = np.flatnonzero((xs == 7) & (ys == 11))
         assert scores[at[0]] == model.decision_function(patch[None])[0]
+
+
+@pytest.mark.parametrize("step", [1, 2, 3])
+@pytest.mark.parametrize("threshold", [0.0, 25.0])
+def test_scan_equals_scoring_every_cut_out_window(model, astronaut, step, threshold):
+    """Oracle: the kernel (with its exact early rejection) accepts exactly the windows whose
+    cut-out patch the model scores above the threshold, with the same scores."""
+    level = cv2.resize(astronaut, (128, 128), interpolation=cv2.INTER_AREA)  # face ~24 px
+    patches = np.lib.stride_tricks.sliding_window_view(level, (19, 19))[::step, ::step]
+    expected = model.decision_function(patches.reshape(-1, 19, 19)).reshape(patches.shape[:2])
+    rows, cols = np.nonzero(expected > threshold)
+    xs, ys, scores = LevelScanner(model, threshold, pruning=False).scan(level, step=step)
+    assert len(rows) > 0
+    np.testing.assert_array_equal(np.sort(ys * 10_000 + xs),
+                                  np.sort(rows * step * 10_000 + cols * step))
+    got = dict(zip(zip(ys // step, xs // step), scores))
+    assert all(got[(r, c)] == expected[r, c] for r, c in zip(rows, cols))
 
 
 @pytest.mark.parametrize("threshold", [0.0, 20.0, -20.0])
@@ -185,6 +204,21 @@ def test_read_annotations(tmp_path):
     assert boxes["a.gif"].tolist() == [[1, 2, 10, 20], [5, 5, 1, 1]]
 
 
+def test_unannotated_images_are_face_free_and_their_detections_false_positives(tmp_path):
+    for name in ("a.png", "b.png"):
+        Image.new("L", (40, 40)).save(tmp_path / name)
+    faces = {"a.png": np.array([[0.0, 0.0, 38.0, 38.0]])}
+    images = evaluation_images(tmp_path, faces)
+    assert [(path.name, len(truth)) for path, truth in images] == [("a.png", 1), ("b.png", 0)]
+    # One window on each image, both mapped (x2 side, shifted down 0.1) onto a's face box.
+    window = np.array([[9, 7, 19, 19]])
+    results = [ImageResult(path.name, window, np.array([50.0]), truth, 0.0)
+               for path, truth in images]
+    assert summarize(results, 30.0, 0, 2.0, 0.1) == (1, 1, 1)
+    with pytest.raises(FacedetectError, match="no image for 1"):
+        evaluation_images(tmp_path, dict(faces, **{"c.png": faces["a.png"]}))
+
+
 # --- images -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P", "I;16", "1"])
@@ -311,10 +345,13 @@ def test_evaluate_images_with_opencv_baseline(tmp_path):
     dev = SHARED / "mit-cmu-dev"
     if not (dev / "bboxes.txt").exists():
         pytest.skip("MIT+CMU development images not available")
-    lines = [l for l in (dev / "bboxes.txt").read_text().splitlines()
-             if l.split()[0] in ("cnn1160.gif", "cnn2600.gif")]
+    names = ("cnn1160.gif", "cnn2600.gif")
+    lines = [l for l in (dev / "bboxes.txt").read_text().splitlines() if l.split()[0] in names]
     (tmp_path / "b.txt").write_text("\n".join(lines) + "\n")
-    result = run_cli("evaluate-images", str(dev / "images"), "--annotations",
+    (tmp_path / "images").mkdir()
+    for name in names:
+        (tmp_path / "images" / name).write_bytes((dev / "images" / name).read_bytes())
+    result = run_cli("evaluate-images", str(tmp_path / "images"), "--annotations",
                      str(tmp_path / "b.txt"), "--baseline", "opencv", "--json", "--quiet",
                      "--curve", str(tmp_path / "curve"))
     assert result.returncode == 0, result.stderr

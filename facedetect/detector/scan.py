@@ -72,52 +72,118 @@ def corner_offsets(rects: np.ndarray, stride: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _window_score(ii, sq, base, stride, win_w, win_h, offsets, weights, counts, thresholds,
-                  polarities, alphas, reject_at, normalize):
-    """Score of the window whose top-left integral index is ``base``, or -inf once it can
-    no longer pass. Rectangle sums are exact integers, weighted and added in float32 in
-    the model's order: the same values as training."""
-    if normalize:
+def _row_scales(ii, sq, row_base, stride, cols, step, win_w, win_h, normalize, scales):
+    """float32(1 / nf) of every window of a row: OpenCV's variance factor over the window
+    minus a one-pixel border (1 without normalisation)."""
+    area = (win_w - 2) * (win_h - 2)
+    for j in range(cols):
+        if not normalize:
+            scales[j] = np.float32(1.0)
+            continue
+        base = row_base + j * step
         a = base + stride + 1
         b = base + stride + win_w - 1
         c = base + (win_h - 1) * stride + 1
         d = base + (win_h - 1) * stride + win_w - 1
         total = ii[d] - ii[b] - ii[c] + ii[a]
         total_sq = sq[d] - sq[b] - sq[c] + sq[a]
-        area = (win_w - 2) * (win_h - 2)
         variance_term = float(area) * float(total_sq) - float(total) * float(total)
         nf = math.sqrt(variance_term) if variance_term > 0 else 1.0
-        scale = np.float32(1.0 / nf)
-    else:
-        scale = np.float32(1.0)
-    score = 0.0
-    for t in range(alphas.size):
-        raw = np.float32(0.0)
-        for r in range(counts[t]):
-            o = offsets[t, r]
-            s = ii[base + o[3]] - ii[base + o[1]] - ii[base + o[2]] + ii[base + o[0]]
-            raw += weights[t, r] * np.float32(s)
-        value = raw * scale
-        if value > thresholds[t]:
-            score += alphas[t] * polarities[t]
+        scales[j] = np.float32(1.0 / nf)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _stump_on_alive(ii, row_base, step, offsets, weights, n_rects, stump_threshold, vote,
+                    stop_below, scales, running, alive, n_alive):
+    """One stump on the windows of a row still alive; returns how many stay alive (they
+    are moved to the front of ``alive``). Rectangles are added in the model's order, as in
+    training; a stump of one rectangle has a second one of zero offsets and weight, which
+    adds exactly zero."""
+    a0, b0, c0, d0 = offsets[0]
+    a1, b1, c1, d1 = offsets[1]
+    a2, b2, c2, d2 = offsets[2]
+    a3, b3, c3, d3 = offsets[3]
+    w0, w1, w2, w3 = weights[0], weights[1], weights[2], weights[3]
+    kept = 0
+    for k in range(n_alive):
+        j = alive[k]
+        base = row_base + j * step
+        feature = np.float32(0.0)
+        feature += w0 * np.float32(ii[base + d0] - ii[base + b0] - ii[base + c0] + ii[base + a0])
+        feature += w1 * np.float32(ii[base + d1] - ii[base + b1] - ii[base + c1] + ii[base + a1])
+        if n_rects > 2:
+            feature += w2 * np.float32(ii[base + d2] - ii[base + b2] - ii[base + c2]
+                                       + ii[base + a2])
+            if n_rects > 3:
+                feature += w3 * np.float32(ii[base + d3] - ii[base + b3] - ii[base + c3]
+                                           + ii[base + a3])
+        if feature * scales[j] > stump_threshold:
+            score = running[j] + vote
         else:
-            score -= alphas[t] * polarities[t]
-        if score < reject_at[t]:
-            return -np.inf
-    return score
+            score = running[j] - vote
+        running[j] = score
+        if not score < stop_below:
+            alive[kept] = j
+            kept += 1
+    return kept
 
 
 @numba.njit(parallel=True, cache=True, boundscheck=False)
 def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
                thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
-    """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold."""
+    """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold,
+    else -inf.
+
+    Stump by stump over the windows of a row still alive, rather than window by window:
+    the stump's offsets, weights and threshold stay in registers, the first stumps read
+    neighbouring windows from the same cache lines, and a rejected window leaves the list.
+    Each window's score is still the sum of its stumps in the model's order, with the
+    same float32 feature values as training, so scores are bit-identical to a
+    window-by-window scan.
+    """
     for i in numba.prange(rows):
         row_base = i * step * stride
-        for j in range(cols):
-            s = _window_score(ii, sq, row_base + j * step, stride, win_w, win_h, offsets,
-                              weights, counts, thresholds, polarities, alphas, reject_at,
-                              normalize)
-            scores[i, j] = s if s > threshold else -np.inf
+        scales = np.empty(cols, np.float32)
+        _row_scales(ii, sq, row_base, stride, cols, step, win_w, win_h, normalize, scales)
+        running = np.zeros(cols)
+        raw = np.empty(cols, np.float32)
+        alive = np.arange(cols)
+        n_alive = cols
+        t = 0
+        # While every window is alive (the first few stumps: no face is rejected there),
+        # rectangle by rectangle over the whole row, loops the compiler vectorises.
+        while t < alphas.size and n_alive == cols:
+            raw[:] = np.float32(0.0)
+            for r in range(counts[t]):
+                top_left, top_right, bottom_left, bottom_right = offsets[t, r]
+                w = weights[t, r]
+                for j in range(cols):
+                    base = row_base + j * step
+                    s = (ii[base + bottom_right] - ii[base + top_right]
+                         - ii[base + bottom_left] + ii[base + top_left])
+                    raw[j] += w * np.float32(s)
+            vote = alphas[t] * polarities[t]
+            kept = 0
+            for j in range(cols):
+                score = running[j] + vote if raw[j] * scales[j] > thresholds[t] \
+                    else running[j] - vote
+                running[j] = score
+                if not score < reject_at[t]:
+                    alive[kept] = j
+                    kept += 1
+            n_alive = kept
+            t += 1
+        for u in range(t, alphas.size):
+            if n_alive == 0:
+                break
+            n_alive = _stump_on_alive(ii, row_base, step, offsets[u], weights[u], counts[u],
+                                      thresholds[u], alphas[u] * polarities[u], reject_at[u],
+                                      scales, running, alive, n_alive)
+        scores[i, :] = -np.inf
+        for k in range(n_alive):
+            j = alive[k]
+            if running[j] > threshold:
+                scores[i, j] = running[j]
 
 
 @numba.njit(cache=True)
