@@ -195,3 +195,12 @@ def test_mirror_adds_each_training_face_flipped(small_cbcl):
     # The held-out faces are not mirrored into training: the split is the same.
     assert (flipped.model.document["training"]["heldout_names"]
             == plain.model.document["training"]["heldout_names"])
+
+
+def test_negative_pictures_are_scanned_in_all_eight_orientations():
+    from facedetect.training.bootstrap import dihedral_variants
+    image = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    variants = dihedral_variants(image)
+    assert len({v.tobytes() + bytes(v.shape) for v in variants}) == 8
+    assert all(sorted(v.ravel()) == sorted(image.ravel()) for v in variants)
+    assert all(v.flags.c_contiguous for v in variants)

@@ -38,11 +38,20 @@ def load_negative_images(folder=None) -> tuple[list[np.ndarray], list[str]]:
     return [read_grey(path) for path in files], [str(path) for path in files]
 
 
+def dihedral_variants(image: np.ndarray) -> list[np.ndarray]:
+    """The eight rotations and mirror images of a picture. A face-free picture stays
+    face-free turned or mirrored, and its textures then meet the detector's features at
+    new orientations: eight times the hard-negative material from the same pictures."""
+    turns = [np.ascontiguousarray(np.rot90(image, k)) for k in range(4)]
+    return turns + [np.ascontiguousarray(turn[:, ::-1]) for turn in turns]
+
+
 def hard_negatives(model, images, limit: int, seed: int,
                    params: DetectionParams = BOOTSTRAP_SCAN) -> np.ndarray:
     """Up to ``limit`` accepted windows of the face-free ``images``, drawn with ``seed``."""
     scanner = LevelScanner(model, 0.0)
-    found = [positive_windows(image, scanner, params) for image in images]
+    found = [positive_windows(variant, scanner, params)
+             for image in images for variant in dihedral_variants(image)]
     windows = np.concatenate(found) if found else np.empty((0, *model.window[::-1]), np.uint8)
     if len(windows) > limit:
         keep = np.sort(np.random.default_rng(seed).choice(len(windows), limit, replace=False))
