@@ -64,6 +64,44 @@ def test_scan_equals_scoring_every_cut_out_window(model, astronaut, step, thresh
     assert all(got[(r, c)] == expected[r, c] for r, c in zip(rows, cols))
 
 
+@pytest.mark.parametrize("pruning", [False, True])
+def test_refined_scan_is_the_step_1_scan_near_promising_coarse_windows(model, astronaut,
+                                                                       pruning):
+    """Oracle from the full step-1 score map: a refined scan returns exactly the windows
+    above the threshold that are on the coarse grid or next to a coarse window within
+    REFINE_MARGIN of it, with the same scores; strips do not change that."""
+    from facedetect.detector.scan import REFINE_MARGIN
+    threshold = 10.0
+    level = cv2.resize(astronaut, (160, 150), interpolation=cv2.INTER_AREA)
+    every = LevelScanner(model, -np.inf, early_rejection=False)
+    xs, ys, scores = every.scan(level, step=1)
+    grid = np.full((ys.max() + 1, xs.max() + 1), -np.inf)
+    grid[ys, xs] = scores
+    coarse = np.full(grid.shape, -np.inf)
+    coarse[::2, ::2] = grid[::2, ::2]
+    promising = np.pad(coarse > threshold - REFINE_MARGIN, 1)
+    near = np.zeros(grid.shape, bool)
+    for dy in (0, 1, 2):
+        for dx in (0, 1, 2):
+            near |= promising[dy:dy + grid.shape[0], dx:dx + grid.shape[1]]
+    expected = (grid > threshold) & near
+    scanner = LevelScanner(model, threshold, pruning=pruning)
+    for strip in (None, 7, 8):
+        rows = range(0, grid.shape[0], strip or grid.shape[0])
+        found = [scanner.scan(level, "refine", row, row + (strip or grid.shape[0]))
+                 for row in rows]
+        rx, ry, rs = (np.concatenate([f[k] for f in found]) for k in range(3))
+        got = np.zeros(grid.shape, bool)
+        got[ry, rx] = True
+        assert len(rx) == got.sum()  # no window twice
+        if pruning:  # learnt rejection may drop windows, never add or change one
+            assert not (got & ~expected).any()
+        else:
+            np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(rs, grid[ry, rx])
+    assert expected.sum() > 10 and (expected & ~(coarse > -np.inf)).any()
+
+
 @pytest.mark.parametrize("threshold", [0.0, 20.0, -20.0])
 def test_early_rejection_changes_no_decision(model, astronaut, threshold):
     exact = LevelScanner(model, threshold, early_rejection=False)

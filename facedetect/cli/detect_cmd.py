@@ -24,15 +24,15 @@ def default_model_path() -> Path:
 
 
 def parse_step(text: str):
-    if text == "auto":
-        return "auto"
+    if text in ("auto", "refine"):
+        return text
     try:
         step = int(text)
     except ValueError:
         step = 0
     if step < 1:
-        raise argparse.ArgumentTypeError(f"--step must be a positive integer or 'auto', "
-                                         f"got {text!r}")
+        raise argparse.ArgumentTypeError(f"--step must be a positive integer, 'auto' or "
+                                         f"'refine', got {text!r}")
     return step
 
 
@@ -41,8 +41,9 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale-factor", type=float, default=DEFAULTS.scale_factor,
                         help=f"pyramid step (default {DEFAULTS.scale_factor})")
     parser.add_argument("--step", type=parse_step, default=DEFAULTS.step,
-                        help="window stride in pixels of each level, or 'auto' for OpenCV's "
-                             f"rule (2 up to twice the window size, then 1) (default "
+                        help="window stride in pixels of each level; 'auto' for OpenCV's "
+                             "rule (2 up to twice the window size, then 1); 'refine' for 2, "
+                             "then 1 around every window near the threshold (default "
                              f"{DEFAULTS.step})")
     parser.add_argument("--min-size", type=int, default=DEFAULTS.min_size,
                         help=f"smallest window side in pixels (default {DEFAULTS.min_size})")

@@ -28,7 +28,7 @@ class DetectionParams:
     """Scan settings (the defaults are the ones tuned on the development images)."""
 
     scale_factor: float = 1.1
-    step: int | str = 1         # pixels of each level, or "auto": OpenCV's rule (step_at)
+    step: int | str = 1         # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
     min_size: int = 19
     max_size: int | None = None
     threshold: float = 30.0
@@ -38,8 +38,9 @@ class DetectionParams:
         from ..errors import FacedetectError
         if not self.scale_factor > 1.0:
             raise FacedetectError("--scale-factor must be greater than 1")
-        if self.step != "auto" and not (isinstance(self.step, int) and self.step >= 1):
-            raise FacedetectError("--step must be a positive integer or 'auto'")
+        if self.step not in ("auto", "refine") and not (isinstance(self.step, int)
+                                                        and self.step >= 1):
+            raise FacedetectError("--step must be a positive integer, 'auto' or 'refine'")
         if self.min_size < 1 or (self.max_size is not None and self.max_size < self.min_size):
             raise FacedetectError("--min-size must be >= 1 and --max-size >= --min-size")
         if self.min_neighbors < 0:
@@ -71,7 +72,7 @@ def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,
 def step_at(scale: float, params: DetectionParams) -> int:
     """The window stride on a level: ``params.step``, or with ``"auto"`` OpenCV's
     ``detectMultiScale`` rule: 2 pixels while the window is at most twice its trained size,
-    then 1."""
+    then 1. ``"refine"`` (coarse to fine, :meth:`.LevelScanner.scan`) stays as it is."""
     if params.step == "auto":
         return 2 if scale <= 2.0 else 1
     return params.step
@@ -106,7 +107,9 @@ def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams
             grey, (level_w, level_h), interpolation=cv2.INTER_LINEAR)
         window_rows = level_h - win_h + 1
         step = step_at(scale, params)
-        scanned = (-(-window_rows // step)) * ((level_w - win_w) // step + 1)
+        # A refined scan covers the step-1 grid (and evaluates about a quarter of it).
+        grid = 1 if step == "refine" else step
+        scanned = (-(-window_rows // grid)) * ((level_w - win_w) // grid + 1)
         found = [scanner.scan(level, step, row, row + STRIP_ROWS)
                  for row in range(0, window_rows, STRIP_ROWS)]
         xs, ys, scores = (np.concatenate([f[k] for f in found]) for k in range(3))

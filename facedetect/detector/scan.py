@@ -21,6 +21,9 @@ import numpy as np
 # Reject only below threshold - REJECT_MARGIN * sum(alphas): a floating-point sum of the
 # remaining terms can exceed their exact bound by a few ulps, never by this much.
 REJECT_MARGIN = 1e-9
+# A refined scan (``step="refine"``) looks at the step-1 windows around every coarse
+# (step-2) window that scored above threshold - REFINE_MARGIN.
+REFINE_MARGIN = 10.0
 
 
 def stump_arrays(model):
@@ -72,15 +75,15 @@ def corner_offsets(rects: np.ndarray, stride: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _row_scales(ii, sq, row_base, stride, cols, step, win_w, win_h, normalize, scales):
-    """float32(1 / nf) of every window of a row: OpenCV's variance factor over the window
-    minus a one-pixel border (1 without normalisation)."""
+def _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales):
+    """float32(1 / nf) of every window (top-left integral index ``bases[j]``): OpenCV's
+    variance factor over the window minus a one-pixel border (1 without normalisation)."""
     area = (win_w - 2) * (win_h - 2)
-    for j in range(cols):
+    for j in range(bases.size):
         if not normalize:
             scales[j] = np.float32(1.0)
             continue
-        base = row_base + j * step
+        base = bases[j]
         a = base + stride + 1
         b = base + stride + win_w - 1
         c = base + (win_h - 1) * stride + 1
@@ -93,10 +96,10 @@ def _row_scales(ii, sq, row_base, stride, cols, step, win_w, win_h, normalize, s
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
-def _stump_on_alive(ii, row_base, step, offsets, weights, n_rects, stump_threshold, vote,
+def _stump_on_alive(ii, bases, offsets, weights, n_rects, stump_threshold, vote,
                     stop_below, scales, running, alive, n_alive):
-    """One stump on the windows of a row still alive; returns how many stay alive (they
-    are moved to the front of ``alive``). Rectangles are added in the model's order, as in
+    """One stump on the windows still alive (window ``j`` has its top-left integral index
+    at ``bases[j]``); returns how many stay alive (moved to the front of ``alive``). Rectangles are added in the model's order, as in
     training; a stump of one rectangle has a second one of zero offsets and weight, which
     adds exactly zero."""
     a0, b0, c0, d0 = offsets[0]
@@ -107,7 +110,7 @@ def _stump_on_alive(ii, row_base, step, offsets, weights, n_rects, stump_thresho
     kept = 0
     for k in range(n_alive):
         j = alive[k]
-        base = row_base + j * step
+        base = bases[j]
         feature = np.float32(0.0)
         feature += w0 * np.float32(ii[base + d0] - ii[base + b0] - ii[base + c0] + ii[base + a0])
         feature += w1 * np.float32(ii[base + d1] - ii[base + b1] - ii[base + c1] + ii[base + a1])
@@ -143,8 +146,9 @@ def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
     """
     for i in numba.prange(rows):
         row_base = i * step * stride
+        bases = row_base + np.arange(cols) * step
         scales = np.empty(cols, np.float32)
-        _row_scales(ii, sq, row_base, stride, cols, step, win_w, win_h, normalize, scales)
+        _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales)
         running = np.zeros(cols)
         raw = np.empty(cols, np.float32)
         alive = np.arange(cols)
@@ -158,7 +162,7 @@ def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
                 top_left, top_right, bottom_left, bottom_right = offsets[t, r]
                 w = weights[t, r]
                 for j in range(cols):
-                    base = row_base + j * step
+                    base = bases[j]
                     s = (ii[base + bottom_right] - ii[base + top_right]
                          - ii[base + bottom_left] + ii[base + top_left])
                     raw[j] += w * np.float32(s)
@@ -176,7 +180,7 @@ def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
         for u in range(t, alphas.size):
             if n_alive == 0:
                 break
-            n_alive = _stump_on_alive(ii, row_base, step, offsets[u], weights[u], counts[u],
+            n_alive = _stump_on_alive(ii, bases, offsets[u], weights[u], counts[u],
                                       thresholds[u], alphas[u] * polarities[u], reject_at[u],
                                       scales, running, alive, n_alive)
         scores[i, :] = -np.inf
@@ -184,6 +188,31 @@ def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
             j = alive[k]
             if running[j] > threshold:
                 scores[i, j] = running[j]
+
+
+@numba.njit(parallel=True, cache=True, boundscheck=False)
+def _score_windows(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                   thresholds, polarities, alphas, reject_at, normalize, scores):
+    """scores[j] = score of the window at integral index ``bases[j]``, -inf once rejected:
+    the row kernel's arithmetic on an arbitrary list of windows (chunks in parallel)."""
+    chunk = 256
+    for c in numba.prange((bases.size + chunk - 1) // chunk):
+        part = bases[c * chunk:min(bases.size, (c + 1) * chunk)]
+        scales = np.empty(part.size, np.float32)
+        _window_scales(ii, sq, part, stride, win_w, win_h, normalize, scales)
+        running = np.zeros(part.size)
+        alive = np.arange(part.size)
+        n_alive = part.size
+        for t in range(alphas.size):
+            if n_alive == 0:
+                break
+            n_alive = _stump_on_alive(ii, part, offsets[t], weights[t], counts[t],
+                                      thresholds[t], alphas[t] * polarities[t], reject_at[t],
+                                      scales, running, alive, n_alive)
+        out = scores[c * chunk:c * chunk + part.size]
+        out[:] = -np.inf
+        for k in range(n_alive):
+            out[alive[k]] = running[alive[k]]
 
 
 @numba.njit(cache=True)
@@ -218,6 +247,9 @@ class LevelScanner:
         self.threshold = float(threshold)
         self.arrays = stump_arrays(model)
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
+        # The coarse pass of a refined scan keeps windows down to threshold - margin.
+        self.coarse_reject_at = reject_levels(model, self.threshold - REFINE_MARGIN,
+                                              early_rejection, pruning)
         self.window = model.window
 
     def scan(self, level: np.ndarray, step: int = 1, row_start: int = 0,
@@ -233,20 +265,70 @@ class LevelScanner:
                                                                    height - win_h + 1)
         if width < win_w or row_stop <= row_start:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+        if step == "refine":
+            return self._scan_refined(level, row_start, row_stop)
         first = -(-row_start // step) * step
-        strip = np.ascontiguousarray(level[first:row_stop - 1 + win_h])
-        stride = width + 1
-        # int32 sums (half the memory traffic) whenever they cannot overflow.
-        small = 255 * strip.size < 2 ** 31
-        ii = np.empty((strip.shape[0] + 1) * stride, np.int32 if small else np.int64)
-        sq = np.empty(ii.size, np.int64)
-        _integrals(strip, ii, sq)
+        ii, sq, stride = self._strip_integrals(level, first, row_stop)
         rows = (row_stop - 1 - first) // step + 1
         cols = (width - win_w) // step + 1
-        scores = np.empty((rows, cols))
-        rects, weights, counts, thresholds, polarities, alphas = self.arrays
-        _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h,
-                   corner_offsets(rects, stride), weights, counts, thresholds, polarities,
-                   alphas, self.reject_at, self.threshold, self.model.normalize, scores)
+        scores = self._scan_grid(ii, sq, stride, rows, cols, step, self.reject_at,
+                                 self.threshold)
         i, j = np.nonzero(scores > -np.inf)
         return j * step, first + i * step, scores[i, j]
+
+    def _strip_integrals(self, level, first, row_stop):
+        """Integral images of the level rows that windows ``first <= y < row_stop`` cover."""
+        strip = np.ascontiguousarray(level[first:row_stop - 1 + self.window[1]])
+        # int32 sums (half the memory traffic) whenever they cannot overflow.
+        small = 255 * strip.size < 2 ** 31
+        ii = np.empty((strip.shape[0] + 1) * (strip.shape[1] + 1),
+                      np.int32 if small else np.int64)
+        sq = np.empty(ii.size, np.int64)
+        _integrals(strip, ii, sq)
+        return ii, sq, strip.shape[1] + 1
+
+    def _scan_grid(self, ii, sq, stride, rows, cols, step, reject_at, threshold):
+        scores = np.empty((rows, cols))
+        rects, weights, counts, thresholds, polarities, alphas = self.arrays
+        _scan_rows(ii, sq, stride, rows, cols, step, *self.window,
+                   corner_offsets(rects, stride), weights, counts, thresholds, polarities,
+                   alphas, reject_at, threshold, self.model.normalize, scores)
+        return scores
+
+    def _scan_refined(self, level, row_start, row_stop):
+        """Coarse to fine: every second window in both directions, then the step-1
+        windows next to a coarse window that came within ``REFINE_MARGIN`` of the
+        threshold. Scores are exact; only windows far below the threshold at all their
+        coarse neighbours go unscanned."""
+        win_w, win_h = self.window
+        height, width = level.shape
+        total_rows = height - win_h + 1
+        first = row_start - row_start % 2          # the coarse grid is on even rows
+        coarse_stop = min(row_stop + 1, total_rows)  # the coarse row below the strip
+        ii, sq, stride = self._strip_integrals(level, first, coarse_stop)
+        cols = width - win_w + 1
+        coarse = self._scan_grid(ii, sq, stride, (coarse_stop - 1 - first) // 2 + 1,
+                                 (cols - 1) // 2 + 1, 2, self.coarse_reject_at,
+                                 self.threshold - REFINE_MARGIN)
+        ci, cj = np.nonzero(coarse > -np.inf)
+        # Step-1 neighbours of the promising coarse windows, off the coarse grid.
+        dy, dx = (d.ravel() for d in np.mgrid[-1:2, -1:2])
+        ys = (first + 2 * ci)[:, None] + dy
+        xs = (2 * cj)[:, None] + dx
+        inside = ((ys >= row_start) & (ys < row_stop) & (xs >= 0) & (xs < cols)
+                  & ((ys % 2 == 1) | (xs % 2 == 1)))
+        fine = np.unique((ys - first)[inside] * cols + xs[inside])
+        fy, fx = fine // cols, fine % cols
+        fine_scores = np.empty(fine.size)
+        rects, weights, counts, thresholds, polarities, alphas = self.arrays
+        _score_windows(ii, sq, fy * stride + fx, stride, win_w, win_h,
+                       corner_offsets(rects, stride), weights, counts, thresholds,
+                       polarities, alphas, self.reject_at, self.model.normalize, fine_scores)
+        coarse_y, coarse_x = first + 2 * ci, 2 * cj
+        coarse_scores = coarse[ci, cj]
+        keep_coarse = (coarse_scores > self.threshold) & (coarse_y >= row_start) \
+            & (coarse_y < row_stop)
+        keep_fine = fine_scores > self.threshold
+        return (np.concatenate([coarse_x[keep_coarse], fx[keep_fine]]),
+                np.concatenate([coarse_y[keep_coarse], first + fy[keep_fine]]),
+                np.concatenate([coarse_scores[keep_coarse], fine_scores[keep_fine]]))
