@@ -145,6 +145,20 @@ def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut
     assert counts[0] < counts[1] < counts[2]
 
 
+def test_learnt_levels_move_down_in_proportion_to_the_alpha_spent(model):
+    from facedetect.detector.scan import reject_levels
+    learnt = model.rejection[1]
+    below = learnt[-1] - 8.0
+    spent = np.cumsum(model.alphas) / model.alphas.sum()
+    levels = reject_levels(model, below)
+    exact = reject_levels(model, below, pruning=False)
+    np.testing.assert_allclose(levels, np.maximum(exact, learnt - 8.0 * spent))
+    assert levels[-1] == pytest.approx(below)
+    np.testing.assert_array_equal(reject_levels(model, learnt[-1] + 1.0),
+                                  np.maximum(reject_levels(model, learnt[-1] + 1.0,
+                                                           pruning=False), learnt))
+
+
 def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, tmp_path):
     pruned = model.with_rejection(cbcl.images[cbcl.labels == 1][:50])
     path = pruned.save(tmp_path / "m.json")

@@ -9,6 +9,12 @@ turns them off.
 Feature values are computed exactly as in training: integer rectangle sums, weighted and
 added in float32 (exact below 2**24), times float32(1/nf) with OpenCV's variance factor over
 the window minus a one-pixel border.
+
+The kernel runs stump by stump over the windows of a row that are still alive. A refined
+scan (``step="refine"``) is coarse to fine: it scores every second window in both
+directions, then the step-1 windows around each coarse window within ``REFINE_MARGIN`` of
+the threshold. Its scores are exact; what it skips is a window whose coarse neighbours all
+scored far below the threshold.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
     Exact rejection: ``threshold - (alphas still to come)``, lowered by ``REJECT_MARGIN``
     of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`.pruning`) whose
     reference is at most ``threshold``, the larger of the two; learnt levels are shifted
-    down when ``threshold`` is below the lowest final score of the training faces.
+    down when ``threshold`` is below the lowest final score of the training faces: by
+    the difference times the share of the alpha mass spent so far.
     """
     n = model.n_stumps
     if not early_rejection:
@@ -59,9 +66,13 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
     if rejection is not None and rejection[0] <= threshold:
         learnt = rejection[1]
         # The last learnt level is the lowest final score of a training face. Below it, a
-        # lower threshold lowers every learnt level by as much, so that it still admits
-        # more windows instead of being overruled.
-        levels = np.maximum(levels, learnt - max(0.0, learnt[-1] - threshold))
+        # lower threshold lowers the learnt levels, so that it still admits more windows
+        # instead of being overruled: the last one to the threshold, the earlier ones in
+        # proportion to the alpha mass spent, as a window's deficit builds up over the
+        # stumps. (Lowering them all by the full difference undoes the pruning where it
+        # matters most, on the first stumps.)
+        spent = np.cumsum(model.alphas) / float(model.alphas.sum())
+        levels = np.maximum(levels, learnt - max(0.0, learnt[-1] - threshold) * spent)
     return levels
 
 
