@@ -28,11 +28,11 @@ class DetectionParams:
     """Scan settings (the defaults are the ones tuned on the development images)."""
 
     scale_factor: float = 1.1
-    step: int | str = 1         # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
+    step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
     min_size: int = 19
     max_size: int | None = None
-    threshold: float = 30.0
-    min_neighbors: int = 5
+    threshold: float = 10.0
+    min_neighbors: int = 3
 
     def validate(self):
         from ..errors import FacedetectError
