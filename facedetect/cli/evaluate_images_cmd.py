@@ -31,7 +31,8 @@ def add_parser(subparsers) -> None:
                              "the folder it does not name are face-free")
     add_scan_options(parser)
     parser.add_argument("--baseline", choices=("opencv",), help="also run OpenCV's cascades")
-    parser.add_argument("--curve", help="write the TPR-vs-FP curve here (.csv and .png)")
+    parser.add_argument("--curve", help="write the TPR-vs-FP curve here (.csv and .png); "
+                                        "scans exactly, and at step 1 instead of 'refine'")
     parser.add_argument("--calibrate", action="store_true",
                         help="search the window-to-box mapping (for development only)")
     parser.add_argument("--json", action="store_true")
@@ -83,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     # Curves reach below the score of every training face, where learnt rejection would
     # cut windows: they use the exact scan.
     pruning = not (args.exact or args.curve or args.calibrate)
+    if (args.curve or args.calibrate) and params.step == "refine":
+        # Which windows a refined scan visits depends on its threshold, and a curve
+        # sweeps the threshold: it scans the whole step-1 grid instead.
+        params.step = 1
     scanner = LevelScanner(model, low, pruning=pruning)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
