@@ -110,9 +110,9 @@ def _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales):
 def _stump_on_alive(ii, bases, offsets, weights, n_rects, stump_threshold, vote,
                     stop_below, scales, running, alive, n_alive):
     """One stump on the windows still alive (window ``j`` has its top-left integral index
-    at ``bases[j]``); returns how many stay alive (moved to the front of ``alive``). Rectangles are added in the model's order, as in
-    training; a stump of one rectangle has a second one of zero offsets and weight, which
-    adds exactly zero."""
+    at ``bases[j]``); returns how many stay alive (moved to the front of ``alive``).
+    Rectangles are added in the model's order, as in training; a stump of one rectangle
+    has a second one of zero offsets and weight, which adds exactly zero."""
     a0, b0, c0, d0 = offsets[0]
     a1, b1, c1, d1 = offsets[1]
     a2, b2, c2, d2 = offsets[2]
@@ -142,88 +142,84 @@ def _stump_on_alive(ii, bases, offsets, weights, n_rects, stump_threshold, vote,
     return kept
 
 
+@numba.njit(cache=True, boundscheck=False)
+def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, thresholds,
+                 polarities, alphas, reject_at, threshold, normalize, out):
+    """out[j] = score of the window whose top-left integral index is ``bases[j]`` if it
+    exceeds the threshold, else -inf.
+
+    Stump by stump over the windows still alive, rather than window by window: the
+    stump's offsets, weights and threshold stay in registers, neighbouring windows share
+    cache lines, and a rejected window leaves the list. Each window's score is still the
+    sum of its stumps in the model's order, with the same float32 feature values as
+    training, so scores are bit-identical to a window-by-window scan.
+    """
+    n = bases.size
+    scales = np.empty(n, np.float32)
+    _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales)
+    running = np.zeros(n)
+    raw = np.empty(n, np.float32)
+    alive = np.arange(n)
+    n_alive = n
+    t = 0
+    # While every window is alive (the first few stumps: no face is rejected there),
+    # rectangle by rectangle over all windows, loops the compiler vectorises.
+    while t < alphas.size and n_alive == n:
+        raw[:] = np.float32(0.0)
+        for r in range(counts[t]):
+            top_left, top_right, bottom_left, bottom_right = offsets[t, r]
+            w = weights[t, r]
+            for j in range(n):
+                base = bases[j]
+                s = (ii[base + bottom_right] - ii[base + top_right]
+                     - ii[base + bottom_left] + ii[base + top_left])
+                raw[j] += w * np.float32(s)
+        vote = alphas[t] * polarities[t]
+        kept = 0
+        for j in range(n):
+            score = running[j] + vote if raw[j] * scales[j] > thresholds[t] \
+                else running[j] - vote
+            running[j] = score
+            if not score < reject_at[t]:
+                alive[kept] = j
+                kept += 1
+        n_alive = kept
+        t += 1
+    for u in range(t, alphas.size):
+        if n_alive == 0:
+            break
+        n_alive = _stump_on_alive(ii, bases, offsets[u], weights[u], counts[u], thresholds[u],
+                                  alphas[u] * polarities[u], reject_at[u], scales, running,
+                                  alive, n_alive)
+    out[:] = -np.inf
+    for k in range(n_alive):
+        j = alive[k]
+        if running[j] > threshold:
+            out[j] = running[j]
+
+
 @numba.njit(parallel=True, cache=True, boundscheck=False)
 def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
                thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
     """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold,
-    else -inf.
-
-    Stump by stump over the windows of a row still alive, rather than window by window:
-    the stump's offsets, weights and threshold stay in registers, the first stumps read
-    neighbouring windows from the same cache lines, and a rejected window leaves the list.
-    Each window's score is still the sum of its stumps in the model's order, with the
-    same float32 feature values as training, so scores are bit-identical to a
-    window-by-window scan.
-    """
+    else -inf; rows in parallel."""
     for i in numba.prange(rows):
-        row_base = i * step * stride
-        bases = row_base + np.arange(cols) * step
-        scales = np.empty(cols, np.float32)
-        _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales)
-        running = np.zeros(cols)
-        raw = np.empty(cols, np.float32)
-        alive = np.arange(cols)
-        n_alive = cols
-        t = 0
-        # While every window is alive (the first few stumps: no face is rejected there),
-        # rectangle by rectangle over the whole row, loops the compiler vectorises.
-        while t < alphas.size and n_alive == cols:
-            raw[:] = np.float32(0.0)
-            for r in range(counts[t]):
-                top_left, top_right, bottom_left, bottom_right = offsets[t, r]
-                w = weights[t, r]
-                for j in range(cols):
-                    base = bases[j]
-                    s = (ii[base + bottom_right] - ii[base + top_right]
-                         - ii[base + bottom_left] + ii[base + top_left])
-                    raw[j] += w * np.float32(s)
-            vote = alphas[t] * polarities[t]
-            kept = 0
-            for j in range(cols):
-                score = running[j] + vote if raw[j] * scales[j] > thresholds[t] \
-                    else running[j] - vote
-                running[j] = score
-                if not score < reject_at[t]:
-                    alive[kept] = j
-                    kept += 1
-            n_alive = kept
-            t += 1
-        for u in range(t, alphas.size):
-            if n_alive == 0:
-                break
-            n_alive = _stump_on_alive(ii, bases, offsets[u], weights[u], counts[u],
-                                      thresholds[u], alphas[u] * polarities[u], reject_at[u],
-                                      scales, running, alive, n_alive)
-        scores[i, :] = -np.inf
-        for k in range(n_alive):
-            j = alive[k]
-            if running[j] > threshold:
-                scores[i, j] = running[j]
+        bases = i * step * stride + np.arange(cols) * step
+        _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                     thresholds, polarities, alphas, reject_at, threshold, normalize,
+                     scores[i])
 
 
 @numba.njit(parallel=True, cache=True, boundscheck=False)
 def _score_windows(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                   thresholds, polarities, alphas, reject_at, normalize, scores):
-    """scores[j] = score of the window at integral index ``bases[j]``, -inf once rejected:
-    the row kernel's arithmetic on an arbitrary list of windows (chunks in parallel)."""
+                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+    """:func:`_score_bases` on an arbitrary list of windows, in parallel chunks."""
     chunk = 256
     for c in numba.prange((bases.size + chunk - 1) // chunk):
-        part = bases[c * chunk:min(bases.size, (c + 1) * chunk)]
-        scales = np.empty(part.size, np.float32)
-        _window_scales(ii, sq, part, stride, win_w, win_h, normalize, scales)
-        running = np.zeros(part.size)
-        alive = np.arange(part.size)
-        n_alive = part.size
-        for t in range(alphas.size):
-            if n_alive == 0:
-                break
-            n_alive = _stump_on_alive(ii, part, offsets[t], weights[t], counts[t],
-                                      thresholds[t], alphas[t] * polarities[t], reject_at[t],
-                                      scales, running, alive, n_alive)
-        out = scores[c * chunk:c * chunk + part.size]
-        out[:] = -np.inf
-        for k in range(n_alive):
-            out[alive[k]] = running[alive[k]]
+        stop = min(bases.size, (c + 1) * chunk)
+        _score_bases(ii, sq, bases[c * chunk:stop], stride, win_w, win_h, offsets, weights,
+                     counts, thresholds, polarities, alphas, reject_at, threshold,
+                     normalize, scores[c * chunk:stop])
 
 
 @numba.njit(cache=True)
@@ -298,12 +294,15 @@ class LevelScanner:
         _integrals(strip, ii, sq)
         return ii, sq, strip.shape[1] + 1
 
+    def _stump_args(self, stride):
+        """The model's arrays as the kernels take them, for integral rows ``stride`` long."""
+        rects, weights, counts, thresholds, polarities, alphas = self.arrays
+        return corner_offsets(rects, stride), weights, counts, thresholds, polarities, alphas
+
     def _scan_grid(self, ii, sq, stride, rows, cols, step, reject_at, threshold):
         scores = np.empty((rows, cols))
-        rects, weights, counts, thresholds, polarities, alphas = self.arrays
-        _scan_rows(ii, sq, stride, rows, cols, step, *self.window,
-                   corner_offsets(rects, stride), weights, counts, thresholds, polarities,
-                   alphas, reject_at, threshold, self.model.normalize, scores)
+        _scan_rows(ii, sq, stride, rows, cols, step, *self.window, *self._stump_args(stride),
+                   reject_at, threshold, self.model.normalize, scores)
         return scores
 
     def _scan_refined(self, level, row_start, row_stop):
@@ -331,15 +330,14 @@ class LevelScanner:
         fine = np.unique((ys - first)[inside] * cols + xs[inside])
         fy, fx = fine // cols, fine % cols
         fine_scores = np.empty(fine.size)
-        rects, weights, counts, thresholds, polarities, alphas = self.arrays
         _score_windows(ii, sq, fy * stride + fx, stride, win_w, win_h,
-                       corner_offsets(rects, stride), weights, counts, thresholds,
-                       polarities, alphas, self.reject_at, self.model.normalize, fine_scores)
+                       *self._stump_args(stride), self.reject_at, self.threshold,
+                       self.model.normalize, fine_scores)
         coarse_y, coarse_x = first + 2 * ci, 2 * cj
         coarse_scores = coarse[ci, cj]
         keep_coarse = (coarse_scores > self.threshold) & (coarse_y >= row_start) \
             & (coarse_y < row_stop)
-        keep_fine = fine_scores > self.threshold
+        keep_fine = fine_scores > -np.inf
         return (np.concatenate([coarse_x[keep_coarse], fx[keep_fine]]),
                 np.concatenate([coarse_y[keep_coarse], first + fy[keep_fine]]),
                 np.concatenate([coarse_scores[keep_coarse], fine_scores[keep_fine]]))
