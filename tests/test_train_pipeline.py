@@ -204,3 +204,29 @@ def test_negative_pictures_are_scanned_in_all_eight_orientations():
     assert len({v.tobytes() + bytes(v.shape) for v in variants}) == 8
     assert all(sorted(v.ravel()) == sorted(image.ravel()) for v in variants)
     assert all(v.flags.c_contiguous for v in variants)
+
+
+def test_bootstrapping_adds_windows_the_model_accepts_and_retrains(small_cbcl):
+    from skimage import data as skdata
+
+    from facedetect.training.bootstrap import hard_negatives
+    data = load_cbcl(small_cbcl)
+    picture = np.ascontiguousarray(skdata.brick()[:120, :120])
+    plain = train_detector(TrainConfig((1, 1), 4), data, progress=False)
+    found = hard_negatives(plain.model, [picture], limit=40, seed=0)
+    assert 0 < len(found) <= 40 and found.shape[1:] == (19, 19)
+    # Oracle: each hard negative is a window the model accepts (scored as in training).
+    assert (plain.model.decision_function(found) > 0).all()
+    boosted = train_detector(TrainConfig((1, 1), 4), data, progress=False,
+                             negatives=[picture], bootstrap_rounds=1, bootstrap_limit=40)
+    stages = boosted.model.document["training"]["bootstrap"]["stages"]
+    assert stages == [{"stage": 1, "hard_negatives_added": len(found)}]
+    assert (boosted.train_counts["non_faces"]
+            == plain.train_counts["non_faces"] + len(found))
+
+
+def test_negatives_without_bootstrap_rounds_is_one_line(small_cbcl, tmp_path):
+    result = run_cli("train", "--data", str(small_cbcl), "--rounds", "2", "--negatives",
+                     str(tmp_path), "--out", str(tmp_path / "m.json"))
+    assert result.returncode != 0
+    assert result.stderr.strip().count("\n") == 0 and "--bootstrap-rounds" in result.stderr
