@@ -230,3 +230,65 @@ def test_negatives_without_bootstrap_rounds_is_one_line(small_cbcl, tmp_path):
                      str(tmp_path), "--out", str(tmp_path / "m.json"))
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0 and "--bootstrap-rounds" in result.stderr
+
+
+def test_jitter_adds_seeded_variants_of_every_face_mirrored_ones_included():
+    from facedetect.training.pipeline import training_windows
+    rng = np.random.default_rng(3)
+    images = rng.integers(0, 256, (3, 19, 19), dtype=np.uint8)
+    labels = np.array([1, 0, 1])
+    windows, window_labels = training_windows(images, labels, mirror=True, jitter=2, seed=7)
+    # 3 originals, 2 mirrored faces, then 2 variants of each of the 4 faces.
+    assert window_labels.tolist() == [1, 0, 1, 1, 1] + [1] * 8
+    again, _ = training_windows(images, labels, mirror=True, jitter=2, seed=7)
+    np.testing.assert_array_equal(windows, again)
+    other, _ = training_windows(images, labels, mirror=True, jitter=2, seed=8)
+    assert not np.array_equal(windows[5:], other[5:])
+    # Without jitter the windows are exactly the mirrored set (old models reproduce).
+    plain, _ = training_windows(images, labels, mirror=True)
+    np.testing.assert_array_equal(windows[:5], plain)
+
+
+def test_jittered_face_is_a_small_affine_change_of_its_source():
+    import cv2
+
+    from facedetect.training import augment
+    face = cv2.GaussianBlur(np.random.default_rng(0).integers(0, 256, (19, 19))
+                            .astype(np.uint8), (0, 0), 2.0)
+    variants = augment.jittered_faces(face[None], 20, seed=0)
+    assert variants.shape == (20, 19, 19) and variants.dtype == np.uint8
+    # Oracle: each variant is the transform recomputed here from the same draws.
+    transforms = augment.jitter_transforms(
+        20, np.random.default_rng(augment.SEED_OFFSET + 0))
+    assert (np.abs(transforms[:, 0]) <= augment.MAX_ANGLE).all()
+    assert (np.abs(transforms[:, 1] - 1) <= augment.MAX_SCALE).all()
+    angle, scale, dx, dy = transforms[5]
+    matrix = cv2.getRotationMatrix2D((9.0, 9.0), angle, scale)
+    matrix[:, 2] += (dx, dy)
+    expected = cv2.warpAffine(face, matrix, (19, 19), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REFLECT_101)
+    np.testing.assert_array_equal(variants[5], expected)
+    # Small changes: on a smooth face every variant stays close to its source.
+    assert np.abs(variants.astype(int) - face).mean() < 20
+    assert augment.jittered_faces(face[None], 0, seed=0).shape == (0, 19, 19)
+
+
+def test_bootstrap_threshold_harvests_near_misses_too(small_cbcl):
+    from skimage import data as skdata
+
+    from facedetect.training.bootstrap import hard_negatives
+    data = load_cbcl(small_cbcl)
+    picture = np.ascontiguousarray(skdata.brick()[:120, :120])
+    plain = train_detector(TrainConfig((1, 1), 4), data, progress=False)
+    accepted = hard_negatives(plain.model, [picture], limit=10**6, seed=0)
+    near = hard_negatives(plain.model, [picture], limit=10**6, seed=0, threshold=-1.0)
+    assert len(near) > len(accepted)
+    assert (plain.model.decision_function(near) > -1.0).all()
+
+
+def test_bad_jitter_and_bootstrap_threshold_are_one_line(small_cbcl, tmp_path):
+    for flags in (["--jitter", "-1"], ["--bootstrap-threshold", "nan"]):
+        result = run_cli("train", "--data", str(small_cbcl), "--rounds", "2", *flags,
+                         "--out", str(tmp_path / "m.json"))
+        assert result.returncode != 0
+        assert result.stderr.strip().count("\n") == 0 and flags[0] in result.stderr

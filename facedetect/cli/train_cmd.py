@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -32,6 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
     parser.add_argument("--mirror", action="store_true",
                         help="also train on every training face flipped left to right")
+    parser.add_argument("--jitter", type=int, default=0, metavar="N",
+                        help="also train on N slightly turned, scaled and shifted copies of "
+                             "every training face (default 0)")
     parser.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
     parser.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
                         help="write a checkpoint every N rounds (default 10)")
@@ -45,6 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "negatives (default 0)")
     parser.add_argument("--bootstrap-limit", type=int, default=2000,
                         help="hard negatives added per bootstrap round at most (default 2000)")
+    parser.add_argument("--bootstrap-threshold", type=float, default=0.0, metavar="T",
+                        help="harvest the windows scoring above T (default 0, the windows "
+                             "the model accepts; below 0 near misses join them)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
@@ -66,9 +73,13 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--rounds must be at least 1")
     if args.checkpoint_every < 1:
         raise FacedetectError("--checkpoint-every must be at least 1")
+    if args.jitter < 0:
+        raise FacedetectError("--jitter must be >= 0")
+    if not math.isfinite(args.bootstrap_threshold):
+        raise FacedetectError("--bootstrap-threshold must be a finite number")
     out = _out_path(args)
     config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,
-                         args.holdout, args.balanced, args.seed, args.mirror)
+                         args.holdout, args.balanced, args.seed, args.mirror, args.jitter)
     data = load_cbcl(args.data)
     log = (lambda *a, **k: None) if args.quiet or args.json else \
         (lambda *a, **k: print(*a, file=sys.stderr, **k))
@@ -83,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
                             resume=args.resume, progress=not (args.quiet or args.json), log=log,
                             negatives=negatives, bootstrap_rounds=args.bootstrap_rounds,
-                            bootstrap_limit=args.bootstrap_limit)
+                            bootstrap_limit=args.bootstrap_limit,
+                            bootstrap_threshold=args.bootstrap_threshold)
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,

@@ -46,10 +46,11 @@ def dihedral_variants(image: np.ndarray) -> list[np.ndarray]:
     return turns + [np.ascontiguousarray(turn[:, ::-1]) for turn in turns]
 
 
-def hard_negatives(model, images, limit: int, seed: int,
+def hard_negatives(model, images, limit: int, seed: int, threshold: float = 0.0,
                    params: DetectionParams = BOOTSTRAP_SCAN) -> np.ndarray:
-    """Up to ``limit`` accepted windows of the face-free ``images``, drawn with ``seed``."""
-    scanner = LevelScanner(model, 0.0)
+    """Up to ``limit`` windows of the face-free ``images`` scoring above ``threshold``,
+    drawn with ``seed``."""
+    scanner = LevelScanner(model, threshold)
     found = [positive_windows(variant, scanner, params)
              for image in images for variant in dihedral_variants(image)]
     windows = np.concatenate(found) if found else np.empty((0, *model.window[::-1]), np.uint8)

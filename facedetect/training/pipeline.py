@@ -36,6 +36,7 @@ class TrainConfig:
     balanced: bool = False
     seed: int = 0
     mirror: bool = False
+    jitter: int = 0
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
@@ -57,16 +58,22 @@ def make_estimator(config: TrainConfig):
                           f"choose from {', '.join(ALGORITHM_CHOICES)}")
 
 
-def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False):
+def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False,
+                     jitter: int = 0, seed: int = 0):
     """The training windows and labels; with ``mirror`` each face also appears flipped
     left to right (a face seen in a mirror is still a face, and frontal faces are near
-    symmetric, so this doubles the positives at no labelling cost). Non-faces are left
-    alone: their count already outnumbers the faces."""
-    if not mirror:
-        return images, labels
+    symmetric, so this doubles the positives at no labelling cost); with ``jitter`` N,
+    N slightly turned, scaled and shifted copies of each of those faces follow
+    (:mod:`.augment`). Non-faces are left alone: their count already outnumbers the faces."""
     faces = images[labels == 1]
-    return (np.concatenate([images, faces[:, :, ::-1]]),
-            np.concatenate([labels, np.ones(len(faces), labels.dtype)]))
+    if mirror:
+        faces = np.concatenate([faces, faces[:, :, ::-1]])
+    if jitter:
+        from .augment import jittered_faces
+        faces = np.concatenate([faces, jittered_faces(faces, jitter, seed)])
+    added = faces[int((labels == 1).sum()):]
+    return (np.concatenate([images, added]),
+            np.concatenate([labels, np.ones(len(added), labels.dtype)]))
 
 
 def split_indices(labels, config: TrainConfig):
@@ -106,7 +113,8 @@ class TrainResult:
 def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                    checkpoint_every: int = 10, resume: bool = False, progress: bool = True,
                    log=print, negatives=None, bootstrap_rounds: int = 0,
-                   bootstrap_limit: int = 2000) -> TrainResult:
+                   bootstrap_limit: int = 2000,
+                   bootstrap_threshold: float = 0.0) -> TrainResult:
     """Train a detector on CBCL windows and save it to ``out``.
 
     ``checkpoint`` (default ``<out>.checkpoint.json``) is written every
@@ -115,7 +123,9 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
 
     With ``bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each training,
     the windows it accepts on the face-free ``negatives`` (a list of grey images; at most
-    ``bootstrap_limit`` per stage, drawn with the seed) join the training negatives.
+    ``bootstrap_limit`` per stage, drawn with the seed) join the training negatives. A
+    window is taken when it scores above ``bootstrap_threshold``; below 0 that includes
+    near misses, which pushes the boundary away from texture with a margin.
     """
     start = time.perf_counter()
     if config.holdout != 0 and not 0 < config.holdout < 1:
@@ -135,7 +145,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     state = load_checkpoint(checkpoint, run_config) if resume else None
     pool = haar_feature_pool(19, 19)
     base_images, base_labels = training_windows(cbcl.images[train], cbcl.labels[train],
-                                                config.mirror)
+                                                config.mirror, config.jitter, config.seed)
     extra = np.empty((0, 19, 19), np.uint8)
     bootstrap_log, feature_seconds = [], 0.0
     for stage in range(bootstrap_rounds + 1):
@@ -157,7 +167,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
             break
         from .bootstrap import hard_negatives
         current = HaarDetectorModel.from_estimator(estimator, pool)
-        found = hard_negatives(current, negatives, bootstrap_limit, config.seed + stage)
+        found = hard_negatives(current, negatives, bootstrap_limit, config.seed + stage,
+                               bootstrap_threshold)
         bootstrap_log.append({"stage": stage + 1, "hard_negatives_added": int(len(found))})
         if progress:
             log(f"bootstrap {stage + 1}/{bootstrap_rounds}: {len(found)} false-positive "
@@ -179,6 +190,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     }
     if bootstrap_rounds:
         training["bootstrap"] = {"rounds": bootstrap_rounds, "limit": bootstrap_limit,
+                                 "threshold": bootstrap_threshold,
                                  "stages": bootstrap_log,
                                  "extra_negatives": int(len(extra))}
     model = HaarDetectorModel.from_estimator(estimator, pool, training)

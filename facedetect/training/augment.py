@@ -1,0 +1,55 @@
+"""Jittered copies of the training faces: small rotations, scalings and shifts.
+
+Faces in photographs are rarely aligned as exactly as the CBCL crops: heads tilt, and the
+scanner meets a face only at the pyramid's scales and the grid's positions. Training on
+faces turned by a few degrees, resized by a few percent and moved by a fraction of a pixel
+teaches the detector to accept them (Rowley, Baluja and Kanade trained on such variants).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+MAX_ANGLE = 8.0    # degrees either way
+MAX_SCALE = 0.06   # relative, either way
+MAX_SHIFT = 0.75   # pixels, either way, along each axis
+# The jitter draws from its own stream, apart from the split's (which uses the seed itself).
+SEED_OFFSET = 12345
+
+
+def jitter_transforms(count: int, rng: np.random.Generator) -> np.ndarray:
+    """``(count, 4)`` random transforms: angle in degrees, scale, x shift, y shift."""
+    return np.column_stack([rng.uniform(-MAX_ANGLE, MAX_ANGLE, count),
+                            1.0 + rng.uniform(-MAX_SCALE, MAX_SCALE, count),
+                            rng.uniform(-MAX_SHIFT, MAX_SHIFT, count),
+                            rng.uniform(-MAX_SHIFT, MAX_SHIFT, count)])
+
+
+def jittered_faces(faces: np.ndarray, copies: int, seed: int) -> np.ndarray:
+    """``copies`` randomly turned, scaled and shifted variants of every face.
+
+    Parameters
+    ----------
+    faces : (n, h, w) uint8 array
+    copies : variants per face
+    seed : the run's seed; the same seed gives the same variants
+
+    Returns
+    -------
+    (n * copies, h, w) uint8 array, the variants of face 0 first.
+    """
+    faces = np.asarray(faces, dtype=np.uint8)
+    n, height, width = faces.shape
+    if copies <= 0 or n == 0:
+        return np.empty((0, height, width), np.uint8)
+    transforms = jitter_transforms(n * copies, np.random.default_rng(SEED_OFFSET + seed))
+    centre = ((width - 1) / 2.0, (height - 1) / 2.0)
+    out = np.empty((n * copies, height, width), np.uint8)
+    for k, (angle, scale, dx, dy) in enumerate(transforms):
+        matrix = cv2.getRotationMatrix2D(centre, angle, scale)
+        matrix[:, 2] += (dx, dy)
+        # Reflected borders: the corners a turn uncovers get nearby texture, not black.
+        out[k] = cv2.warpAffine(faces[k // copies], matrix, (width, height),
+                                flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT_101)
+    return out
