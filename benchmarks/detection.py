@@ -62,7 +62,7 @@ def main(argv=None) -> dict:
         for label, step, pruning in configs:
             params = DetectionParams(scale_factor=args.scale_factor, min_size=args.min_size,
                                      step=step)
-            scanner = LevelScanner(model, params.threshold, pruning=pruning)
+            scanner = LevelScanner(model, params.scan_threshold, pruning=pruning)
             detect_faces(grey, model, params, scanner)  # warm-up (compilation)
             ours, found = median_time(lambda: detect_faces(grey, model, params, scanner),
                                       args.repeat)

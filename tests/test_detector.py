@@ -202,6 +202,40 @@ def test_grouping_keeps_the_best_score():
     assert counts.tolist() == [3]
 
 
+def test_hysteresis_grouping_counts_near_misses_as_support():
+    from facedetect.detector.detect import group_detections
+    # A face: one window above the threshold, four near misses around it. Texture: four
+    # windows just under the threshold, none above. A lone strong window: no support.
+    face = [[10, 10, 20, 20], [11, 10, 20, 20], [10, 11, 20, 20], [9, 10, 20, 20],
+            [10, 9, 20, 20]]
+    texture = [[100, 100, 20, 20], [101, 100, 20, 20], [100, 101, 20, 20], [99, 100, 20, 20]]
+    rects = np.array(face + texture + [[200, 200, 20, 20]])
+    scores = np.array([12.0, 8.0, 7.0, 6.0, 5.0, 9.5, 9.5, 9.5, 9.5, 30.0])
+    windows, best, counts = group_detections(rects, scores, 10.0, 3, neighbor_margin=8.0)
+    assert windows.tolist() == [[10, 10, 20, 20]]
+    assert best.tolist() == [12.0] and counts.tolist() == [5]
+    # Margin 0 is OpenCV's rule: the face's one window above 10 has no neighbours.
+    assert len(group_detections(rects, scores, 10.0, 3, neighbor_margin=0.0)[0]) == 0
+    # With no grouping the windows above the threshold come back as they are.
+    ungrouped, _, _ = group_detections(rects, scores, 10.0, 0, neighbor_margin=8.0)
+    assert ungrouped.tolist() == [[10, 10, 20, 20], [200, 200, 20, 20]]
+
+
+def test_zero_margin_grouping_is_group_rectangles_above_the_threshold():
+    from facedetect.detector.detect import group_detections
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        rects = np.column_stack([rng.integers(0, 80, (40, 2)),
+                                 np.repeat(rng.integers(19, 40, (40, 1)), 2, axis=1)])
+        scores = rng.normal(10, 5, 40)
+        for neighbors in (0, 1, 3):
+            ours = group_detections(rects, scores, 10.0, neighbors, 0.0)
+            keep = scores > 10.0
+            plain = group_rectangles(rects[keep], scores[keep], neighbors)
+            for a, b in zip(ours, plain):
+                np.testing.assert_array_equal(a, b)
+
+
 def test_astronaut_face_is_found(model, astronaut):
     found = detect_faces(astronaut, model)
     opencv_face = np.array([[177, 66, 95, 95]])  # haarcascade_frontalface_default's box
@@ -385,6 +419,15 @@ def test_detect_missing_model_is_one_line(tmp_path, astronaut):
     Image.fromarray(astronaut).save(tmp_path / "a.png")
     result = run_cli("detect", str(tmp_path / "a.png"), "--model", str(tmp_path / "none.json"))
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bad_scan_options_are_one_line(tmp_path, astronaut):
+    Image.fromarray(astronaut).save(tmp_path / "a.png")
+    for flags in (["--neighbor-margin", "-1"], ["--neighbor-margin", "inf"],
+                  ["--min-neighbors", "-1"], ["--scale-factor", "1"]):
+        result = run_cli("detect", str(tmp_path / "a.png"), *flags)
+        assert result.returncode != 0
+        assert len(result.stderr.strip().splitlines()) == 1 and flags[0] in result.stderr
 
 
 def test_export_command_writes_a_loadable_cascade(tmp_path):

@@ -54,6 +54,10 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-neighbors", type=int, default=DEFAULTS.min_neighbors,
                         help=f"windows a group needs beyond this (default "
                              f"{DEFAULTS.min_neighbors})")
+    parser.add_argument("--neighbor-margin", type=float, default=DEFAULTS.neighbor_margin,
+                        help="windows scoring within this below --threshold count as "
+                             "neighbours; a group needs one window above --threshold "
+                             f"(default {DEFAULTS.neighbor_margin:g}; 0 is OpenCV's rule)")
     parser.add_argument("--exact", action="store_true",
                         help="exact early rejection only: ignore the model's learnt "
                              "rejection thresholds (slower, no approximation)")
@@ -61,7 +65,7 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
 
 def params_from(args) -> DetectionParams:
     params = DetectionParams(args.scale_factor, args.step, args.min_size, args.max_size,
-                             args.threshold, args.min_neighbors)
+                             args.threshold, args.min_neighbors, args.neighbor_margin)
     params.validate()
     return params
 
@@ -97,7 +101,7 @@ def _output_for(args, image_path: Path, n_images: int) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
     params = params_from(args)
-    scanner = LevelScanner(model, params.threshold, pruning=not args.exact)
+    scanner = LevelScanner(model, params.scan_threshold, pruning=not args.exact)
     files = expand_inputs(args.images)
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))

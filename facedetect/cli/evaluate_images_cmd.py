@@ -43,7 +43,8 @@ def add_parser(subparsers) -> None:
 def curve_points(results, params, scale, shift, thresholds):
     points = []
     for threshold in thresholds:
-        found, fps, total = summarize(results, threshold, params.min_neighbors, scale, shift)
+        found, fps, total = summarize(results, threshold, params.min_neighbors, scale, shift,
+                                      params.neighbor_margin)
         points.append({"threshold": float(threshold), "tpr": found / total,
                        "false_positives": fps, "found": found})
     return points
@@ -88,16 +89,18 @@ def run(args: argparse.Namespace) -> int:
         # Which windows a refined scan visits depends on its threshold, and a curve
         # sweeps the threshold: it scans the whole step-1 grid instead.
         params.step = 1
-    scanner = LevelScanner(model, low, pruning=pruning)
+    scanner = LevelScanner(model, low - params.neighbor_margin, pruning=pruning)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = detect_module.BOX_SCALE, detect_module.BOX_SHIFT
     if args.calibrate:
-        best = max(((summarize(results, params.threshold, params.min_neighbors, s, d)[0], s, d)
+        best = max(((summarize(results, params.threshold, params.min_neighbors, s, d,
+                               params.neighbor_margin)[0], s, d)
                     for s in np.arange(1.0, 3.01, 0.1) for d in np.arange(-0.2, 0.31, 0.05)))
         print(f"calibration: scale {best[1]:.2f}, shift {best[2]:.2f} finds {best[0]} faces")
         scale, shift = best[1], best[2]
-    found, fps, total = summarize(results, params.threshold, params.min_neighbors, scale, shift)
+    found, fps, total = summarize(results, params.threshold, params.min_neighbors, scale, shift,
+                                  params.neighbor_margin)
     n_images = len(results)
     report = {"images": n_images, "faces": total, "found": found, "tpr": found / total,
               "false_positives": fps, "false_positives_per_image": fps / n_images,

@@ -33,6 +33,12 @@ class DetectionParams:
     max_size: int | None = None
     threshold: float = 10.0
     min_neighbors: int = 3
+    neighbor_margin: float = 0.0
+
+    @property
+    def scan_threshold(self) -> float:
+        """Windows above this are kept by the scan: the neighbours a group may count."""
+        return self.threshold - self.neighbor_margin
 
     def validate(self):
         from ..errors import FacedetectError
@@ -45,6 +51,8 @@ class DetectionParams:
             raise FacedetectError("--min-size must be >= 1 and --max-size >= --min-size")
         if self.min_neighbors < 0:
             raise FacedetectError("--min-neighbors must be >= 0")
+        if not 0 <= self.neighbor_margin < float("inf"):
+            raise FacedetectError("--neighbor-margin must be a finite number >= 0")
 
 
 @dataclass
@@ -142,15 +150,34 @@ def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionP
     return np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
 
 
+def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,
+                     min_neighbors: int, neighbor_margin: float = 0.0):
+    """Group raw windows with hysteresis: every window scoring above
+    ``threshold - neighbor_margin`` is a neighbour (OpenCV's clustering and averaging,
+    :func:`.group_rectangles`), and a group is kept when it has more than
+    ``min_neighbors`` members and its best window scores above ``threshold``.
+
+    A face draws many windows that score well but not all above the threshold; texture
+    draws a few that score high. Counting the near misses as support separates the two
+    better than one threshold does. ``neighbor_margin=0`` is OpenCV's rule.
+    Returns ``(windows, best scores, member counts)``."""
+    keep = scores > threshold - neighbor_margin
+    windows, best, counts = group_rectangles(rects[keep], scores[keep], min_neighbors)
+    strong = best > threshold
+    return windows[strong], best[strong], counts[strong]
+
+
 def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
                  scanner: LevelScanner | None = None) -> Detections:
-    """Faces in a uint8 grey image."""
+    """Faces in a uint8 grey image. A ``scanner`` passed in must keep the windows above
+    ``params.scan_threshold``."""
     params = params or DetectionParams()
     params.validate()
     start = time.perf_counter()
-    scanner = scanner or LevelScanner(model, params.threshold)
+    scanner = scanner or LevelScanner(model, params.scan_threshold)
     rects, scores, scanned = scan_raw(np.ascontiguousarray(grey, dtype=np.uint8), scanner,
                                       params)
-    windows, best, counts = group_rectangles(rects, scores, params.min_neighbors)
+    windows, best, counts = group_detections(rects, scores, params.threshold,
+                                             params.min_neighbors, params.neighbor_margin)
     return Detections(window_to_box(windows), best, counts, windows, len(rects), scanned,
                       time.perf_counter() - start)

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FacedetectError
-from .detect import DetectionParams, scan_raw, window_to_box
-from .grouping import group_rectangles
+from .detect import DetectionParams, group_detections, scan_raw, window_to_box
 
 IOU_MATCH = 0.5
 
@@ -74,13 +73,13 @@ class ImageResult:
     seconds: float
 
 
-def summarize(results, threshold: float, min_neighbors: int, scale: float, shift: float):
+def summarize(results, threshold: float, min_neighbors: int, scale: float, shift: float,
+              neighbor_margin: float = 0.0):
     """(faces found, false positives, total faces) over all images at one setting."""
     found = false_positives = total = 0
     for result in results:
-        keep = result.raw_scores > threshold
-        windows, best, _ = group_rectangles(result.raw_rects[keep], result.raw_scores[keep],
-                                            min_neighbors)
+        windows, best, _ = group_detections(result.raw_rects, result.raw_scores, threshold,
+                                            min_neighbors, neighbor_margin)
         boxes = window_to_box(windows, scale, shift)
         hits = match(boxes, best, result.truth)
         found += hits
