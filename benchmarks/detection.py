@@ -19,9 +19,8 @@ from PIL import Image
 from skimage import data
 
 from facedetect.cli.detect_cmd import load_detector
-from facedetect.detector.detect import DetectionParams, detect_faces
+from facedetect.detector.detect import DetectionParams, detect_faces, scanner_for
 from facedetect.detector.images import to_grey
-from facedetect.detector.scan import LevelScanner
 
 from .common import machine, write_results
 
@@ -62,7 +61,7 @@ def main(argv=None) -> dict:
         for label, step, pruning in configs:
             params = DetectionParams(scale_factor=args.scale_factor, min_size=args.min_size,
                                      step=step)
-            scanner = LevelScanner(model, params.scan_threshold, pruning=pruning)
+            scanner = scanner_for(model, params, pruning=pruning)
             detect_faces(grey, model, params, scanner)  # warm-up (compilation)
             ours, found = median_time(lambda: detect_faces(grey, model, params, scanner),
                                       args.repeat)

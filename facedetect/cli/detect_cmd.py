@@ -9,10 +9,9 @@ from importlib import resources
 from pathlib import Path
 
 from ..detector.annotate import annotate
-from ..detector.detect import DetectionParams, detect_faces
+from ..detector.detect import DetectionParams, detect_faces, scanner_for
 from ..detector.images import expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
-from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 from .common import EXIT_FAILURE, standalone_main
 
@@ -101,7 +100,7 @@ def _output_for(args, image_path: Path, n_images: int) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
     params = params_from(args)
-    scanner = LevelScanner(model, params.scan_threshold, pruning=not args.exact)
+    scanner = scanner_for(model, params, pruning=not args.exact)
     files = expand_inputs(args.images)
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))

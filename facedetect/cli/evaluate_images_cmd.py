@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 
 from ..atomic import atomic_write_text
 from ..detector import detect as detect_module
+from ..detector.detect import scanner_for
 from ..detector.evaluation import (evaluation_images, opencv_baseline, read_annotations,
                                    scan_dataset, summarize)
 from ..detector.images import read_grey
@@ -82,14 +83,15 @@ def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
     params = params_from(args)
     low = min(params.threshold, 0.0) if args.curve or args.calibrate else params.threshold
-    # Curves reach below the score of every training face, where learnt rejection would
-    # cut windows: they use the exact scan.
-    pruning = not (args.exact or args.curve or args.calibrate)
-    if (args.curve or args.calibrate) and params.step == "refine":
-        # Which windows a refined scan visits depends on its threshold, and a curve
-        # sweeps the threshold: it scans the whole step-1 grid instead.
-        params.step = 1
-    scanner = LevelScanner(model, low - params.neighbor_margin, pruning=pruning)
+    if args.curve or args.calibrate:
+        # Curves reach below the score of every training face, where learnt rejection
+        # would cut windows: they use the exact scan. And which windows a refined scan
+        # visits depends on its threshold, which a curve sweeps: it scans the step-1 grid.
+        if params.step == "refine":
+            params.step = 1
+        scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False)
+    else:
+        scanner = scanner_for(model, params, pruning=not args.exact)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = detect_module.BOX_SCALE, detect_module.BOX_SHIFT

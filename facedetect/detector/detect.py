@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from .grouping import group_rectangles
-from .scan import LevelScanner
+from .scan import REFINE_MARGIN, LevelScanner
 
 BOX_SCALE = 2.0
 BOX_SHIFT = 0.1
@@ -31,14 +31,20 @@ class DetectionParams:
     step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
     min_size: int = 19
     max_size: int | None = None
-    threshold: float = 10.0
-    min_neighbors: int = 3
-    neighbor_margin: float = 0.0
+    threshold: float = 11.0
+    min_neighbors: int = 8
+    neighbor_margin: float = 10.0
 
     @property
     def scan_threshold(self) -> float:
         """Windows above this are kept by the scan: the neighbours a group may count."""
         return self.threshold - self.neighbor_margin
+
+    @property
+    def coarse_threshold(self) -> float:
+        """Where a refined scan looks closer: within ``REFINE_MARGIN`` of the threshold, as
+        without a margin; support windows further down are only kept where found."""
+        return min(self.threshold - REFINE_MARGIN, self.scan_threshold)
 
     def validate(self):
         from ..errors import FacedetectError
@@ -150,6 +156,12 @@ def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionP
     return np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
 
 
+def scanner_for(model, params: DetectionParams, pruning: bool = True) -> LevelScanner:
+    """The scanner ``params`` asks for: it keeps every window above the scan threshold."""
+    return LevelScanner(model, params.scan_threshold, pruning=pruning,
+                        coarse_threshold=params.coarse_threshold)
+
+
 def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,
                      min_neighbors: int, neighbor_margin: float = 0.0):
     """Group raw windows with hysteresis: every window scoring above
@@ -174,7 +186,7 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     params = params or DetectionParams()
     params.validate()
     start = time.perf_counter()
-    scanner = scanner or LevelScanner(model, params.scan_threshold)
+    scanner = scanner or scanner_for(model, params)
     rects, scores, scanned = scan_raw(np.ascontiguousarray(grey, dtype=np.uint8), scanner,
                                       params)
     windows, best, counts = group_detections(rects, scores, params.threshold,

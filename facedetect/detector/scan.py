@@ -249,13 +249,16 @@ class LevelScanner:
     """Scans levels of an image pyramid with one model."""
 
     def __init__(self, model, threshold: float = 0.0, early_rejection: bool = True,
-                 pruning: bool = True):
+                 pruning: bool = True, coarse_threshold: float | None = None):
         self.model = model
         self.threshold = float(threshold)
         self.arrays = stump_arrays(model)
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
-        # The coarse pass of a refined scan keeps windows down to threshold - margin.
-        self.coarse_reject_at = reject_levels(model, self.threshold - REFINE_MARGIN,
+        # The coarse pass of a refined scan keeps windows down to coarse_threshold
+        # (default: threshold - REFINE_MARGIN) and looks around them.
+        self.coarse_threshold = (self.threshold - REFINE_MARGIN if coarse_threshold is None
+                                 else min(float(coarse_threshold), self.threshold))
+        self.coarse_reject_at = reject_levels(model, self.coarse_threshold,
                                               early_rejection, pruning)
         self.window = model.window
 
@@ -307,8 +310,7 @@ class LevelScanner:
 
     def _scan_refined(self, level, row_start, row_stop):
         """Coarse to fine: every second window in both directions, then the step-1
-        windows next to a coarse window that came within ``REFINE_MARGIN`` of the
-        threshold. Scores are exact; only windows far below the threshold at all their
+        windows next to a coarse window that scored above the coarse threshold. Scores are exact; only windows far below the threshold at all their
         coarse neighbours go unscanned."""
         win_w, win_h = self.window
         height, width = level.shape
@@ -319,7 +321,7 @@ class LevelScanner:
         cols = width - win_w + 1
         coarse = self._scan_grid(ii, sq, stride, (coarse_stop - 1 - first) // 2 + 1,
                                  (cols - 1) // 2 + 1, 2, self.coarse_reject_at,
-                                 self.threshold - REFINE_MARGIN)
+                                 self.coarse_threshold)
         ci, cj = np.nonzero(coarse > -np.inf)
         # Step-1 neighbours of the promising coarse windows, off the coarse grid.
         dy, dx = (d.ravel() for d in np.mgrid[-1:2, -1:2])
