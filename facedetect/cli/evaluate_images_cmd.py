@@ -69,6 +69,7 @@ def write_curve(points, baselines, path_stem, n_images):
     ax.set_ylabel("true positive rate")
     ax.set_ylim(0, 1)
     ax.set_xscale("symlog", linthresh=0.1)
+    ax.set_xlim(left=0)  # counts are never negative; symlog would show -1 to 0
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     _save_figure(fig, f"{path_stem}.png")
