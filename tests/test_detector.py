@@ -64,14 +64,19 @@ def test_scan_equals_scoring_every_cut_out_window(model, astronaut, step, thresh
     assert all(got[(r, c)] == expected[r, c] for r, c in zip(rows, cols))
 
 
-@pytest.mark.parametrize("pruning", [False, True])
+@pytest.mark.parametrize("pruning, coarse_below", [(False, None), (True, None), (False, 0.0),
+                                                   (True, 4.0)])
 def test_refined_scan_is_the_step_1_scan_near_promising_coarse_windows(model, astronaut,
-                                                                       pruning):
+                                                                       pruning, coarse_below):
     """Oracle from the full step-1 score map: a refined scan returns exactly the windows
-    above the threshold that are on the coarse grid or next to a coarse window within
-    REFINE_MARGIN of it, with the same scores; strips do not change that."""
+    above the threshold that are on the coarse grid or next to a coarse window above the
+    coarse threshold (by default REFINE_MARGIN below the threshold; lower or equal under a
+    neighbour margin), with the same scores; strips do not change that."""
     from facedetect.detector.scan import REFINE_MARGIN
-    threshold = 0.0
+    # Below 0 the shipped model's windows are dense enough for the coarse threshold to
+    # matter (checked at the end).
+    threshold = 0.0 if coarse_below is None else -10.0
+    coarse_threshold = threshold - (REFINE_MARGIN if coarse_below is None else coarse_below)
     level = cv2.resize(astronaut, (160, 150), interpolation=cv2.INTER_AREA)
     every = LevelScanner(model, -np.inf, early_rejection=False)
     xs, ys, scores = every.scan(level, step=1)
@@ -79,13 +84,20 @@ def test_refined_scan_is_the_step_1_scan_near_promising_coarse_windows(model, as
     grid[ys, xs] = scores
     coarse = np.full(grid.shape, -np.inf)
     coarse[::2, ::2] = grid[::2, ::2]
-    promising = np.pad(coarse > threshold - REFINE_MARGIN, 1)
-    near = np.zeros(grid.shape, bool)
-    for dy in (0, 1, 2):
-        for dx in (0, 1, 2):
-            near |= promising[dy:dy + grid.shape[0], dx:dx + grid.shape[1]]
-    expected = (grid > threshold) & near
-    scanner = LevelScanner(model, threshold, pruning=pruning)
+
+    def near(above):
+        promising = np.pad(coarse > above, 1)
+        found = np.zeros(grid.shape, bool)
+        for dy in (0, 1, 2):
+            for dx in (0, 1, 2):
+                found |= promising[dy:dy + grid.shape[0], dx:dx + grid.shape[1]]
+        return found
+
+    expected = (grid > threshold) & near(coarse_threshold)
+    if coarse_below is not None:  # the test can tell the coarse threshold was used
+        assert expected.sum() < ((grid > threshold) & near(threshold - REFINE_MARGIN)).sum()
+    scanner = LevelScanner(model, threshold, pruning=pruning,
+                           coarse_threshold=None if coarse_below is None else coarse_threshold)
     for strip in (None, 7, 8):
         rows = range(0, grid.shape[0], strip or grid.shape[0])
         found = [scanner.scan(level, "refine", row, row + (strip or grid.shape[0]))

@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
     images = evaluation_images(args.images_dir, annotations)
     model = load_detector(args.model)
     params = params_from(args)
-    low = min(params.threshold, 0.0) if args.curve or args.calibrate else params.threshold
     if args.curve or args.calibrate:
+        low = min(params.threshold, 0.0)
         # Curves reach below the score of every training face, where learnt rejection
         # would cut windows: they use the exact scan. And which windows a refined scan
         # visits depends on its threshold, which a curve sweeps: it scans the step-1 grid.

@@ -40,12 +40,6 @@ class DetectionParams:
         """Windows above this are kept by the scan: the neighbours a group may count."""
         return self.threshold - self.neighbor_margin
 
-    @property
-    def coarse_threshold(self) -> float:
-        """Where a refined scan looks closer: within ``REFINE_MARGIN`` of the threshold, as
-        without a margin; support windows further down are only kept where found."""
-        return min(self.threshold - REFINE_MARGIN, self.scan_threshold)
-
     def validate(self):
         from ..errors import FacedetectError
         if not self.scale_factor > 1.0:
@@ -157,9 +151,12 @@ def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionP
 
 
 def scanner_for(model, params: DetectionParams, pruning: bool = True) -> LevelScanner:
-    """The scanner ``params`` asks for: it keeps every window above the scan threshold."""
-    return LevelScanner(model, params.scan_threshold, pruning=pruning,
-                        coarse_threshold=params.coarse_threshold)
+    """The scanner ``params`` asks for: it keeps every window above the scan threshold.
+    A refined scan looks closer around coarse windows within ``REFINE_MARGIN`` of the
+    threshold, as without a neighbour margin (or down to the scan threshold if that is
+    lower); support windows further down are kept where that finds them."""
+    coarse = min(params.threshold - REFINE_MARGIN, params.scan_threshold)
+    return LevelScanner(model, params.scan_threshold, pruning=pruning, coarse_threshold=coarse)
 
 
 def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,

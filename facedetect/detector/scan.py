@@ -12,9 +12,9 @@ the window minus a one-pixel border.
 
 The kernel runs stump by stump over the windows of a row that are still alive. A refined
 scan (``step="refine"``) is coarse to fine: it scores every second window in both
-directions, then the step-1 windows around each coarse window within ``REFINE_MARGIN`` of
-the threshold. Its scores are exact; what it skips is a window whose coarse neighbours all
-scored far below the threshold.
+directions, then the step-1 windows around each coarse window above a coarse threshold
+(by default ``REFINE_MARGIN`` below the threshold). Its scores are exact; what it skips is
+a window whose coarse neighbours all scored far below the threshold.
 """
 
 from __future__ import annotations
@@ -310,8 +310,9 @@ class LevelScanner:
 
     def _scan_refined(self, level, row_start, row_stop):
         """Coarse to fine: every second window in both directions, then the step-1
-        windows next to a coarse window that scored above the coarse threshold. Scores are exact; only windows far below the threshold at all their
-        coarse neighbours go unscanned."""
+        windows next to a coarse window that scored above the coarse threshold. Scores
+        are exact; only windows far below the threshold at all their coarse neighbours go
+        unscanned."""
         win_w, win_h = self.window
         height, width = level.shape
         total_rows = height - win_h + 1
