@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
+from facedetect.training import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
 from facedetect.training.roots import (
     ALPHA_CAP,
     root_function,
@@ -136,10 +136,10 @@ def test_label_encodings(labels):
 
 @pytest.mark.parametrize("X, y, message", [
     (np.ones((4, 2)), np.ones(4), "exactly two classes"),
-    (np.ones((4, 2)), np.array([0, 1, 0]), "4 labels"),
+    (np.ones((4, 2)), np.array([0, 1, 0]), "inconsistent numbers of samples"),
     (np.array([[np.nan, 1], [1, 1], [2, 2], [3, 3]]), np.array([0, 1, 0, 1]), "NaN"),
     (np.array([[np.inf], [1], [2], [3]]), np.array([0, 1, 0, 1]), "NaN or infinite"),
-    (np.ones(4), np.array([0, 1, 0, 1]), "2-D"),
+    (np.ones(4), np.array([0, 1, 0, 1]), "Expected 2D array"),
 ])
 def test_bad_inputs(X, y, message):
     with pytest.raises(ValueError, match=message):
@@ -157,7 +157,7 @@ def test_predict_before_fit_and_wrong_width():
     with pytest.raises(ValueError, match="not fitted"):
         model.predict(np.ones((2, 2)))
     model = AdaBoostDB(n_rounds=2).fit(np.arange(8.0).reshape(4, 2), [0, 0, 1, 1])
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match="X has 3 features, but AdaBoostDB is expecting 2"):
         model.predict(np.ones((2, 3)))
 
 
@@ -171,18 +171,47 @@ def test_staged_decision_function_ends_at_the_decision_function():
     np.testing.assert_allclose(stages[-1], model.decision_function(X))
 
 
-def test_sample_weight_matches_duplicating_samples():
+@pytest.mark.parametrize("balance_classes", [True, False])
+def test_sample_weight_matches_duplicating_samples(balance_classes):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 3))
     y = (X[:, 0] + rng.normal(size=40) > 0).astype(int)
     weights = np.ones(40)
     weights[:5] = 2.0
-    weighted = AdaBoostDB(n_rounds=5, cost=(1, 2)).fit(X, y, sample_weight=weights)
-    # A sample_weight is the paper's initial distribution D1 (class masses included).
-    doubled = AdaBoostDB(n_rounds=5, cost=(1, 2)).fit(np.vstack([X, X[:5]]), np.r_[y, y[:5]],
-                                                     sample_weight=np.ones(45))
+    weighted = AdaBoostDB(n_rounds=5, cost=(1, 2), balance_classes=balance_classes).fit(
+        X, y, sample_weight=weights)
+    doubled = AdaBoostDB(n_rounds=5, cost=(1, 2), balance_classes=balance_classes).fit(
+        np.vstack([X, X[:5]]), np.r_[y, y[:5]])
     np.testing.assert_array_equal(weighted.features_, doubled.features_)
     np.testing.assert_allclose(weighted.alphas_, doubled.alphas_)
+
+
+@pytest.mark.parametrize("estimator", [AdaBoostDB(6, (1, 3)), AdaBoostDB(6, (1, 3), balance_classes=False),
+                                       AsymmetricInitAdaBoost(6, (1, 3)),
+                                       AsymmetricInitAdaBoost(6, (1, 3), balance_classes=False)])
+def test_no_sample_weight_is_uniform_weight(estimator):
+    from sklearn.base import clone
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0.4).astype(int)   # unequal class sizes
+    plain = clone(estimator).fit(X, y)
+    ones = clone(estimator).fit(X, y, sample_weight=np.ones(60))
+    np.testing.assert_array_equal(plain.features_, ones.features_)
+    assert plain.alphas_.tobytes() == ones.alphas_.tobytes()
+
+
+def test_balance_classes_sets_the_initial_class_masses():
+    X = np.arange(10.0)[:, None]
+    y = np.r_[np.zeros(7), np.ones(3)]
+    assert AdaBoostDB(1).fit(X, y).class_masses_ == (0.5, 0.5)
+    np.testing.assert_allclose(AdaBoostDB(1, balance_classes=False).fit(X, y).class_masses_,
+                               (0.3, 0.7))
+    # Asymmetric init: the balanced masses (or the class sizes) times the costs.
+    np.testing.assert_allclose(AsymmetricInitAdaBoost(1, (1, 3)).fit(X, y).class_masses_,
+                               (0.25, 0.75))
+    np.testing.assert_allclose(
+        AsymmetricInitAdaBoost(1, (1, 3), balance_classes=False).fit(X, y).class_masses_,
+        (3 * 1 / (3 + 21), 21 / (3 + 21)))
 
 
 def test_same_input_gives_an_identical_model():

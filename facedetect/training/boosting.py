@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .roots import normalized_costs, round_loss, solve_alpha, static_parameters
 from .rules import RULES, RoundState, min_loss_brute_force
@@ -56,15 +59,31 @@ def feature_major(X) -> np.ndarray:
 
 
 def check_labels(y, n_samples: int):
-    """``(is_positive, classes)``: labels {0,1}, {-1,+1}, booleans; the larger is positive."""
+    """``(is_positive, classes)``: labels {0,1}, {-1,+1}, booleans, strings; the larger
+    (in sorted order) is positive."""
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != n_samples:
         raise ValueError(f"y must be 1-D with {n_samples} labels, got shape {y.shape}")
+    check_classification_targets(y)
     classes = np.unique(y)
+    if len(classes) > 2:
+        raise ValueError(f"Only binary classification is supported. The type of the target "
+                         f"is {type_of_target(y)}: {len(classes)} classes")
     if len(classes) != 2:
-        raise ValueError(f"training needs exactly two classes, got {len(classes)}: "
-                         f"{classes.tolist()[:5]}")
+        raise ValueError(f"training needs exactly two classes, got 1 class: "
+                         f"{classes.tolist()}")
     return y == classes[1], classes
+
+
+def _check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Finite non-negative float64 weights, ones when None."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (n_samples,) or not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(f"sample_weight must be {n_samples} finite non-negative numbers, "
+                         f"got shape {weights.shape}")
+    return weights
 
 
 @dataclass
@@ -80,8 +99,11 @@ class TrainingState:
     finished: bool = False
 
 
-class BoostedStumps:
+class BoostedStumps(ClassifierMixin, BaseEstimator):
     """The shared training loop. Subclasses set the initial masses and the selection rule.
+
+    A scikit-learn binary classifier: it works in ``Pipeline``, ``GridSearchCV``,
+    ``cross_val_score``, ``CalibratedClassifierCV`` and ``TunedThresholdClassifierCV``.
 
     Parameters
     ----------
@@ -90,19 +112,45 @@ class BoostedStumps:
     cost : (float, float)
         ``(Cp, Cn)``: the cost of a false negative (missed positive), then of a false
         positive. Any positive reals.
+    balance_classes : bool
+        True (default, the paper's set-up): each class starts with half the total
+        weight, spread within the class in proportion to ``sample_weight``. False: every
+        sample starts with its ``sample_weight``, so the classes weigh in proportion to
+        their (weighted) sizes. Either way ``sample_weight=None`` means uniform weights,
+        and an integer weight acts as that many copies of the sample (a zero weight as
+        its absence). There is no scikit-learn-style ``class_weight``: boosting forgets
+        initial class weights within a few rounds (Landesa-Vázquez & Alba-Castro 2012);
+        ``cost`` is the way to ask for asymmetry.
     random_state : int or None
         Accepted for scikit-learn compatibility; the exhaustive stump search is
         deterministic, so it does not change the model.
+
+    Attributes
+    ----------
+    classes_ : (2,) array
+        The labels; ``classes_[1]`` is the positive class.
+    n_features_in_ : int
+    features_, thresholds_, polarities_, alphas_ : arrays, one entry per stump
+    class_masses_ : (float, float)
+        The initial weight of the positive and the negative class.
     """
 
     algorithm = "base"
     selection = "root"
     search = "conditional"
 
-    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), random_state=None):
+    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), balance_classes: bool = True,
+                 random_state=None):
         self.n_rounds = n_rounds
         self.cost = cost
+        self.balance_classes = balance_classes
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
 
     # --- the pieces subclasses change ----------------------------------------------------
     def _update_costs(self) -> tuple[float, float]:
@@ -123,7 +171,10 @@ class BoostedStumps:
     def _check_params(self):
         if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
             raise ValueError(f"n_rounds must be a positive integer, got {self.n_rounds!r}")
-        normalized_costs(self.cost)
+        self._update_costs()
+        if not isinstance(self.balance_classes, (bool, np.bool_)):
+            raise ValueError(f"balance_classes must be True or False, got "
+                             f"{self.balance_classes!r}")
         if self.selection not in ("root", "loss"):
             raise ValueError(f"selection must be 'root' or 'loss', got {self.selection!r}")
         if self.search not in ("conditional", "exhaustive"):
@@ -131,18 +182,17 @@ class BoostedStumps:
 
     def _initial_state(self, is_positive, sample_weight) -> TrainingState:
         n = len(is_positive)
-        if sample_weight is None:
-            base = np.ones(n)
-            mass_pos, mass_neg = self._initial_class_masses()
-        else:
-            base = np.asarray(sample_weight, dtype=np.float64)
-            if base.shape != (n,) or not np.isfinite(base).all() or (base < 0).any():
-                raise ValueError("sample_weight must be n_samples finite non-negative numbers")
-            mass_pos, mass_neg = base[is_positive].sum(), base[~is_positive].sum()
-            if mass_pos <= 0 or mass_neg <= 0:
-                raise ValueError("sample_weight gives a class zero total weight")
-            scale_pos, scale_neg = self._initial_class_masses()
-            mass_pos, mass_neg = mass_pos * scale_pos / 0.5, mass_neg * scale_neg / 0.5
+        base = _check_sample_weight(sample_weight, n)
+        # Perfect stumps smooth their errors by 1 / (2 n): n counts weight, so that a
+        # weight of 2 acts as two copies of the sample.
+        self._weight_count = float(base.sum())
+        mass_pos, mass_neg = base[is_positive].sum(), base[~is_positive].sum()
+        if mass_pos <= 0 or mass_neg <= 0:
+            raise ValueError("sample_weight gives a class zero total weight")
+        if self.balance_classes:
+            mass_pos = mass_neg = 1.0
+        scale_pos, scale_neg = self._initial_class_masses()
+        mass_pos, mass_neg = mass_pos * scale_pos, mass_neg * scale_neg
         weights = base.copy()
         weights[is_positive] /= weights[is_positive].sum()
         weights[~is_positive] /= weights[~is_positive].sum()
@@ -172,25 +222,39 @@ class BoostedStumps:
             Any real features; a Fortran-ordered float32 matrix (as
             :func:`facedetect.haar.feature_matrix` returns) is used without a copy.
         y : (n_samples,) labels
-            Two classes: {0, 1}, {-1, +1} or booleans; the larger value is positive.
+            Two classes: {0, 1}, {-1, +1}, booleans or strings; the larger is positive.
         sample_weight : (n_samples,) array, optional
-            Initial weights; by default uniform within each class, with class masses set
-            by the algorithm (balanced, or proportional to cost for asymmetric init).
+            Initial weights within each class (None: uniform); how the classes weigh
+            against each other is ``balance_classes``' (and, for asymmetric init, the costs').
         order : array, optional
             The sort order from :func:`facedetect.training.stumps.presort`, if computed.
         callback : callable, optional
             Called as ``callback(self, state)`` after every round (progress, checkpoints).
         state : TrainingState, optional
             Continue a run from a checkpoint instead of starting over.
+
+        Returns
+        -------
+        self
         """
         self._check_params()
+        X, y = validate_data(self, X, y, dtype=[np.float32, np.float64],
+                             ensure_all_finite=False, order=None)
         values_t = feature_major(X)
         n_features, n_samples = values_t.shape
         if n_samples < 2:
-            raise ValueError("training needs at least two samples")
+            raise ValueError(f"training needs at least two samples, got {n_samples} sample")
         if not _all_finite(values_t):
             raise ValueError("X contains NaN or infinite values")
         is_positive, self.classes_ = check_labels(y, n_samples)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, n_samples)
+            if (sample_weight == 0).any():  # a zero weight is no sample: not even a cut
+                keep = sample_weight > 0
+                values_t, is_positive = values_t[:, keep], is_positive[keep]
+                sample_weight, order = sample_weight[keep], None
+                if is_positive.all() or not is_positive.any():
+                    raise ValueError("sample_weight gives a class zero total weight")
         if order is None:
             order = presort(values_t)
         elif order.shape != values_t.shape:
@@ -199,7 +263,6 @@ class BoostedStumps:
             state = self._initial_state(is_positive, sample_weight)
         else:
             self._initial_state(is_positive, sample_weight)
-        self.n_features_in_ = n_features
         while len(state.alphas) < self.n_rounds and not state.finished:
             self._boost_once(state, values_t, order, is_positive)
             if callback is not None:  # the fitted attributes are rebuilt only when read
@@ -232,7 +295,8 @@ class BoostedStumps:
         if perfect:
             # No finite alpha; smooth the errors (Schapire & Singer) and stop: the stump
             # alone separates the training set.
-            smoothed = dict(choice, e_pos=0.5 / len(is_positive), e_neg=0.5 / len(is_positive))
+            smoothed = dict(choice, e_pos=0.5 / self._weight_count,
+                            e_neg=0.5 / self._weight_count)
             alpha = self._alpha(smoothed, round_state)
             state.finished = True
         else:
@@ -272,15 +336,12 @@ class BoostedStumps:
 
     # --- prediction -----------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "alphas_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        check_is_fitted(self, "alphas_")
 
     def _weak_outputs(self, X) -> np.ndarray:
         """(n_rounds, n_samples) outputs of every stump."""
         self._check_fitted()
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
+        X = validate_data(self, X, dtype=[np.float32, np.float64], reset=False)
         columns = X[:, self.features_].T
         return np.where(columns > self.thresholds_[:, None], self.polarities_[:, None],
                         -self.polarities_[:, None])
@@ -305,24 +366,6 @@ class BoostedStumps:
         """Labels in the encoding of ``y`` (``classes_[1]`` where the decision is > 0)."""
         return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        for name, value in params.items():
-            if name not in self._param_names():
-                raise ValueError(f"unknown parameter {name!r}")
-            setattr(self, name, value)
-        return self
-
-    def _param_names(self):
-        import inspect
-        return [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-
-    def __repr__(self):
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
-
 
 class AdaBoostDB(BoostedStumps):
     """Double-Base Asymmetric AdaBoost (the paper's Algorithm 2, corrected).
@@ -343,8 +386,8 @@ class AdaBoostDB(BoostedStumps):
     algorithm = "db"
 
     def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), search: str = "conditional",
-                 selection: str = "root", random_state=None):
-        super().__init__(n_rounds, cost, random_state)
+                 selection: str = "root", balance_classes: bool = True, random_state=None):
+        super().__init__(n_rounds, cost, balance_classes, random_state)
         self.search = search
         self.selection = selection
 
@@ -369,8 +412,8 @@ class CostSensitiveAdaBoost(BoostedStumps):
     search = "exhaustive"
 
     def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), solver: str = "vectorized",
-                 random_state=None):
-        super().__init__(n_rounds, cost, random_state)
+                 balance_classes: bool = True, random_state=None):
+        super().__init__(n_rounds, cost, balance_classes, random_state)
         self.solver = solver
 
     def _select(self, state: RoundState):
@@ -385,9 +428,12 @@ class AdaBoost(BoostedStumps):
     ``alpha = 1/2 log((1 - e) / e)``. Starts from class-balanced weights like the others."""
 
     algorithm = "adaboost"
+    cost = (1.0, 1.0)  # a class attribute, not a parameter: AdaBoost has no costs
 
-    def __init__(self, n_rounds: int = 200, random_state=None):
-        super().__init__(n_rounds, (1.0, 1.0), random_state)
+    def __init__(self, n_rounds: int = 200, balance_classes: bool = True, random_state=None):
+        self.n_rounds = n_rounds
+        self.balance_classes = balance_classes
+        self.random_state = random_state
 
     def _update_costs(self):
         return 1.0, 1.0
@@ -403,8 +449,9 @@ class AsymmetricInitAdaBoost(AdaBoost):
 
     algorithm = "asym-init"
 
-    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), random_state=None):
-        BoostedStumps.__init__(self, n_rounds, cost, random_state)
+    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), balance_classes: bool = True,
+                 random_state=None):
+        BoostedStumps.__init__(self, n_rounds, cost, balance_classes, random_state)
 
     def _initial_class_masses(self):
         cp, cn = normalized_costs(self.cost)
