@@ -98,3 +98,47 @@ def test_save_is_atomic(tmp_path, trained):
     path = save_model(tmp_path / "m.json", trained[0])
     assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
     assert path.read_text().startswith("{")
+
+
+def _with_operating_point(tmp_path, trained, calibration=None):
+    from facedetect.training.model_io import model_document, save_document
+    from facedetect.training.operating_point import choose_operating_point
+    model, X = trained
+    y = (X[:, 0] - X[:, 3] > 0).astype(int)
+    point = choose_operating_point(model.decision_function(X), y, (1, 4),
+                                   calibration=calibration or "sigmoid")
+    document = model_document(model, operating_point=dict(point.as_dict(), raw_threshold=0.0))
+    return save_document(tmp_path / "op.json", document), point
+
+
+@pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
+def test_operating_point_round_trips(tmp_path, trained, calibration):
+    from facedetect.training.model_io import load_document
+    path, point = _with_operating_point(tmp_path, trained, calibration)
+    stored = load_document(path)["operating_point"]
+    assert stored["threshold"] == point.threshold and stored["calibration"] == point.calibration
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda p: p.update(threshold="0"), "finite threshold"),
+    (lambda p: p.update(prior=1.0), "prior"),
+    (lambda p: p.update(cost=[1, -4]), "positive costs"),
+    (lambda p: p.update(rule="guess"), "known rule"),
+    (lambda p: p.update(extreme="sometimes"), "known rule"),
+    (lambda p: p.update(calibration={"method": "magic"}), "unknown method"),
+    (lambda p: p.update(calibration={"method": "sigmoid", "a": "x", "b": 0}), "finite a"),
+    (lambda p: p.update(calibration={"method": "isotonic", "x": [2, 1], "y": [0, 1]}),
+     "increasing"),
+    (lambda p: p.update(calibration={"method": "isotonic", "x": [1, 2], "y": [0, 2]}),
+     "within"),
+    (lambda p: p.clear() or p.update(threshold=1), "operating_point needs"),
+])
+def test_malformed_operating_point_is_rejected_even_with_a_fresh_checksum(
+        tmp_path, trained, change, message):
+    from facedetect.training.model_io import load_document, reseal
+    path, _ = _with_operating_point(tmp_path, trained)
+    document = json.loads(path.read_text())
+    change(document["operating_point"])
+    path.write_text(json.dumps(reseal(document)))
+    with pytest.raises(FacedetectError, match=message):
+        load_document(path)

@@ -142,13 +142,14 @@ def _data(n=400, seed=1):
     return X, y
 
 
+@pytest.mark.parametrize("rule", ["probability", "expected-cost"])
 @pytest.mark.parametrize("cv", [0.25, 3])
-def test_meta_estimator_moves_errors_the_way_the_costs_say(cv):
+def test_meta_estimator_moves_errors_the_way_the_costs_say(cv, rule):
     X, y = _data()
     X_test, y_test = _data(2000, seed=2)
     rates = []
     for cost in [(1, 10), (1, 1), (10, 1)]:
-        model = CostSensitiveThreshold(AdaBoostDB(20, cost), cost, cv=cv).fit(X, y)
+        model = CostSensitiveThreshold(AdaBoostDB(20, cost), cost, rule=rule, cv=cv).fit(X, y)
         predicted = model.predict(X_test) == 1
         rates.append((np.mean(~predicted[y_test == 1]), np.mean(predicted[y_test == 0])))
         assert model.operating_point_.source == ("calibration-split" if cv == 0.25
@@ -159,10 +160,10 @@ def test_meta_estimator_moves_errors_the_way_the_costs_say(cv):
 
 def test_meta_estimator_predict_proba_only_when_calibrated():
     X, y = _data()
-    plain = CostSensitiveThreshold(AdaBoost(10)).fit(X, y)
+    plain = CostSensitiveThreshold(AdaBoost(10), calibration=None,
+                                   rule="expected-cost").fit(X, y)
     assert not hasattr(plain, "predict_proba")
-    adamec = CostSensitiveThreshold(AdaBoost(10), (1, 4), calibration="sigmoid",
-                                    rule="probability").fit(X, y)
+    adamec = CostSensitiveThreshold(AdaBoost(10), (1, 4)).fit(X, y)
     proba = adamec.predict_proba(X)
     assert np.allclose(proba.sum(axis=1), 1)
     # The Bayes rule on the calibrated probability is the prediction.

@@ -51,20 +51,44 @@ def test_roc_points_cover_both_ends():
 
 def test_small_sweep_writes_tables_and_picture(small_cbcl, tmp_path):  # noqa: F811
     result = subprocess.run(
-        [sys.executable, "-m", "facedetect", "sweep", "--data", str(small_cbcl), "--rounds", "4",
-         "--costs", "1,10;1,1;10,1", "--folds", "2", "--out-dir", str(tmp_path), "--quiet"],
-        capture_output=True, text=True, timeout=600)
+        [sys.executable, "-m", "facedetect", "sweep", "--data", str(small_cbcl), "--rounds",
+         "2,6", "--costs", "1,10;1,1;10,1", "--folds", "2", "--out-dir", str(tmp_path),
+         "--quiet"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(open(tmp_path / "cbcl_sweep.csv")))
-    assert [(r["cp"], r["cn"]) for r in rows] == [("1.0", "10.0"), ("1.0", "1.0"),
-                                                  ("10.0", "1.0")]
+    assert len(rows) == 2 * 3 * 4   # round counts x costs x methods
+    assert {r["method"] for r in rows} == {"db-raw", "db-op", "db-emp", "adamec"}
+    op = [r for r in rows if r["method"] == "db-op" and r["rounds"] == "6"]
+    assert [(r["cp"], r["cn"]) for r in op] == [("1.0", "10.0"), ("1.0", "1.0"), ("10.0", "1.0")]
     # The paper's CBCL figures stand beside ours.
-    assert float(rows[0]["paper_fn"]) == 0.278
-    fn = [float(r["fn"]) for r in rows]
-    assert fn[0] > fn[2]  # costlier misses, fewer misses
-    assert "| [1,10] |" in (tmp_path / "cbcl_sweep.md").read_text()
-    with Image.open(tmp_path / "cbcl_cost_space.png") as image:
-        assert image.size[0] > 300
+    assert float(op[0]["paper_fn"]) == 0.278
+    fn, fp = [float(r["fn"]) for r in op], [float(r["fp"]) for r in op]
+    assert fn[0] >= fn[2] and fp[0] <= fp[2]  # costlier misses, fewer misses
+    text = (tmp_path / "cbcl_sweep.md").read_text()
+    assert "| [1,10] |" in text and "rho(FN" in text
+    for rounds in (2, 6):
+        with Image.open(tmp_path / f"cbcl_cost_space_{rounds}.png") as image:
+            assert image.size[0] > 300
+
+
+def test_sweep_summary_hand_computed():
+    from facedetect.reproduce.cbcl_sweep_report import cost_response, mean_table, nec_difference
+    costs = [(1, 10), (1, 1), (10, 1)]
+    rows = []
+    for fold in range(2):
+        for i, cost in enumerate(costs):
+            rows.append({"rounds": 5, "cost": cost, "method": "db-op", "fold": fold,
+                         "fn": 0.3 - 0.1 * i, "fp": 0.1 * i, "nec": 0.1 + 0.01 * fold,
+                         "seconds": 1.0})
+            rows.append({"rounds": 5, "cost": cost, "method": "db-raw", "fold": fold,
+                         "fn": 0.1, "fp": 0.1, "nec": 0.2 - 0.1 * i, "seconds": 1.0})
+    table = mean_table(rows)
+    assert cost_response(table, costs, 5, "db-op") == {"rho_fn": -1.0, "rho_fp": 1.0}
+    diff = nec_difference(table, costs, 5, "db-op", "db-raw")
+    # per cost: 0.105 - 0.2, 0.105 - 0.1, 0.105 - 0.0; the fold differences are 0.01 apart
+    assert diff["mean"] == pytest.approx(np.mean([-0.095, 0.005, 0.105]))
+    assert diff["worst"] == pytest.approx(0.105)
+    assert diff["worse_beyond_noise"] == 1    # 0.005 is within 2 SE (0.01), 0.105 is not
 
 
 def test_show_draws_features(small_cbcl, tmp_path):  # noqa: F811

@@ -292,3 +292,73 @@ def test_bad_jitter_and_bootstrap_threshold_are_one_line(small_cbcl, tmp_path):
                          "--out", str(tmp_path / "m.json"))
         assert result.returncode != 0
         assert result.stderr.strip().count("\n") == 0 and flags[0] in result.stderr
+
+
+def test_operating_point_is_chosen_on_the_calibration_split(small_cbcl):
+    """The threshold is the least-cost cut of the calibration windows' scores, which the
+    model never trained on; the held-out windows stay out of it."""
+    from facedetect.training.operating_point import cost_optimal_threshold
+    from facedetect.training.pipeline import calibration_indices, split_indices
+    data = load_cbcl(small_cbcl)
+    config = TrainConfig((1, 10), 10, threshold_rule="empirical")
+    model = train_detector(config, data, progress=False).model
+    point = model.operating_point
+    train, held = split_indices(data.labels, config)
+    fit, calibration = calibration_indices(data.labels, train, config)
+    assert not set(calibration) & set(held) and not set(calibration) & set(fit)
+    assert point["n_calibration"] == len(calibration) == 60    # 20% of the 300 training
+    assert model.document["training"]["train_size"] == len(fit) == 240
+    scores = model.decision_function(data.images[calibration])
+    expected, _, _ = cost_optimal_threshold(scores, data.labels[calibration] == 1, (1, 10))
+    assert point["threshold"] == expected and point["raw_threshold"] == 0.0
+    assert point["prior"] == pytest.approx(np.mean(data.labels[calibration] == 1))
+    report = evaluate(model, data)
+    assert report["threshold"] == expected and report["threshold_source"] == "operating point"
+    raw = evaluate(model, data, threshold=0.0)
+    assert raw["threshold_source"] == "raw" and raw["false_positives"] == report["raw"][
+        "false_positives"]
+
+
+def test_adamec_and_calibration_are_stored(small_cbcl, tmp_path):
+    data = load_cbcl(small_cbcl)
+    config = TrainConfig((1, 4), 10, algorithm="adaboost", prior=0.2)
+    model = train_detector(config, data, out=tmp_path / "m.json", progress=False).model
+    point = model.operating_point
+    assert model.cost == (1.0, 4.0) and point["rule"] == "probability"
+    assert point["calibration"]["method"] == "sigmoid" and point["prior"] == 0.2
+    from facedetect.training.operating_point import fit_calibration, probability_threshold
+    from facedetect.training.pipeline import calibration_indices, split_indices
+    train, _ = split_indices(data.labels, config)
+    _, calibration = calibration_indices(data.labels, train, config)
+    scores = model.decision_function(data.images[calibration])
+    positive = data.labels[calibration] == 1
+    platt = fit_calibration(scores, positive, "sigmoid")
+    shift = (0.2 / 0.8) / (positive.mean() / (1 - positive.mean()))
+    assert point["calibration"] == platt
+    assert point["threshold"] == probability_threshold(platt, (1, 4), shift, scores)[0]
+    loaded = HaarDetectorModel.load(tmp_path / "m.json")
+    assert loaded.operating_point == point
+    probability = loaded.predict_proba(data.images[:50])
+    assert ((0 <= probability) & (probability <= 1)).all()
+
+
+def test_model_without_operating_point_reports_threshold_zero(small_cbcl, tmp_path):
+    data = load_cbcl(small_cbcl)
+    model = train_detector(TrainConfig((1, 10), 5, calibration_split=0), data,
+                           out=tmp_path / "old.json", progress=False).model
+    assert model.operating_point is None and model.threshold == 0.0
+    result = run_cli("evaluate", str(tmp_path / "old.json"), "--data", str(small_cbcl))
+    assert result.returncode == 0, result.stderr
+    assert "no operating point recorded: threshold 0" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--prior", "0"], "(0, 1)"), (["--prior", "1.5"], "(0, 1)"), (["--prior", "nan"], "--prior"),
+    (["--calibration-split", "1"], "calibration_split"),
+    (["--calibration-split", "0", "--prior", "0.3"], "calibration split"),
+])
+def test_bad_operating_point_options_are_one_line(small_cbcl, tmp_path, args, message):
+    result = run_cli("train", "--rounds", "2", "--data", str(small_cbcl), "--out",
+                     str(tmp_path / "m.json"), "--quiet", *args)
+    assert result.returncode != 0 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()

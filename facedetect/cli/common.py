@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -41,6 +42,25 @@ def parse_cost(text: str) -> tuple[float, float]:
     if not all(0 < v < float("inf") for v in values):
         raise argparse.ArgumentTypeError(f"costs must be positive and finite, got {text!r}")
     return values
+
+
+def finite_float(text: str) -> float:
+    """A finite real number (argparse type): refuses nan and inf."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A number strictly between 0 and 1 (argparse type)."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
 
 
 def output_path(text: str) -> Path:

@@ -8,7 +8,7 @@ import sys
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..training.evaluation import evaluate
-from .common import print_json, standalone_main
+from .common import finite_float, print_json, standalone_main
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +17,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=("heldout", "train"), default="heldout",
                         help="evaluate on the held-out windows (default) or, explicitly, "
                              "on the training windows")
-    parser.add_argument("--threshold", type=float, default=0.0,
-                        help="decision threshold: face where the score exceeds it (default 0)")
+    parser.add_argument("--threshold", type=finite_float, default=None,
+                        help="decision threshold: face where the score exceeds it (default: "
+                             "the model's operating point; 0 is the raw boosted decision)")
     parser.add_argument("--roc-points", type=int, default=11, help="operating points to list")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
@@ -34,15 +35,28 @@ def run(args: argparse.Namespace) -> int:
     if args.split == "train":
         print("warning: training windows, figures are optimistic", file=sys.stderr)
     cp, cn = report["cost"]
-    print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, "
-          f"{args.split} split, threshold {args.threshold:g}")
-    print(f"  faces {report['n_positive']:5d}   missed (FN) {report['false_negatives']:4d}   "
-          f"FN rate {report['false_negative_rate']:.4f}")
-    print(f"  non-faces {report['n_negative']:5d}   false alarms (FP) "
-          f"{report['false_positives']:4d}   FP rate {report['false_positive_rate']:.4f}")
-    print(f"  classification error {report['classification_error']:.4f}   "
-          f"NEC at cost {report['nec_at_cost']:.4f} (PCF {report['pcf_at_cost']:.3f})   "
-          f"NEC at priors {report['nec_at_priors']:.4f}")
+    point = report["operating_point"]
+    print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, {args.split} split")
+    if point is None:
+        print("  no operating point recorded: threshold 0")
+    else:
+        extreme = f", at the extreme: {point['extreme']}" if point["extreme"] else ""
+        print(f"  operating point: threshold {point['threshold']:+.4f} ({point['rule']} at "
+              f"prior {point['prior']:.3f}, from {point['n_calibration']} {point['source']} "
+              f"windows{extreme})")
+    rows = [(f"threshold {report['threshold']:+.4f} ({report['threshold_source']})", report)]
+    if report["threshold"] != 0:
+        rows.append(("raw threshold 0", report["raw"]))
+    elif point is not None:
+        rows.append((f"operating point {point['threshold']:+.4f}", report["at_operating_point"]))
+    print(f"  faces {report['n_positive']}, non-faces {report['n_negative']}")
+    for label, rates in rows:
+        print(f"  {label}:")
+        print(f"    missed (FN) {rates['false_negatives']:4d}   FN rate "
+              f"{rates['false_negative_rate']:.4f}   false alarms (FP) "
+              f"{rates['false_positives']:4d}   FP rate {rates['false_positive_rate']:.4f}")
+        print(f"    classification error {rates['classification_error']:.4f}   NEC at cost "
+              f"{rates['nec_at_cost']:.4f} (PCF {rates['pcf_at_cost']:.3f})")
     print("  ROC operating points (threshold: FN rate, FP rate):")
     for point in report["roc"]:
         print(f"    {point['threshold']:+9.3f}: {point['false_negative_rate']:.4f}, "

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..paper_figures import PAPER_COSTS
-from ..training.sweep import run_sweep, sweep_markdown, write_sweep
+from ..reproduce.cbcl_sweep import run_sweep
+from ..reproduce.cbcl_sweep_report import mean_table, sweep_markdown, write_sweep
 from .common import parse_cost
 
 
@@ -20,10 +22,26 @@ def parse_costs(text: str):
         raise argparse.ArgumentTypeError(f"--costs: {error} (separate costs with ';')") from None
 
 
+def parse_rounds(text: str) -> list[int]:
+    try:
+        rounds = sorted({int(part) for part in text.split(",")})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected round counts like 10,50,200, got "
+                                         f"{text!r}") from None
+    if rounds[0] < 1 or rounds[-1] > 100_000:
+        raise argparse.ArgumentTypeError(f"round counts must be in 1..100000, got {text!r}")
+    return rounds
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="the paper's CBCL cost sweep with k-fold CV")
     parser.add_argument("--data", help="CBCL folder or faces.tar.gz")
-    parser.add_argument("--rounds", type=int, default=200, help="rounds per model (default 200)")
+    parser.add_argument("--rounds", type=parse_rounds, default=[10, 50, 200, 400],
+                        help="round counts, comma-separated (default 10,50,200,400; one "
+                             "training at the largest serves them all)")
+    parser.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
+                        help="fraction of each training fold that chooses the operating "
+                             "point (default 0.2)")
     parser.add_argument("--costs", type=parse_costs, default=list(PAPER_COSTS),
                         help="'paper' (the 19 paper costs, default) or e.g. '1,10;1,1;10,1'")
     parser.add_argument("--folds", type=int, default=3, help="cross-validation folds (default 3)")
@@ -36,13 +54,22 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.rounds < 1 or args.folds < 2:
-        raise FacedetectError("--rounds must be >= 1 and --folds >= 2")
+    if not 2 <= args.folds <= 20:
+        raise FacedetectError("--folds must be in 2..20")
+    if not 0 < args.calibration_split < 1:
+        raise FacedetectError("--calibration-split must be in (0, 1)")
     data = load_cbcl(args.data)
+    out_dir = Path(args.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FacedetectError(f"--out-dir: {out_dir} is a file")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint = out_dir / "cbcl_sweep_checkpoint.json"
     rows = run_sweep(data, args.costs, rounds=args.rounds, folds=args.folds, seed=args.seed,
-                     selection=args.selection, progress=not args.quiet)
+                     selection=args.selection, calibration_split=args.calibration_split,
+                     progress=not args.quiet, checkpoint=checkpoint)
     n_per_class = int(min((data.labels == 1).sum(), (data.labels == 0).sum()))
-    paths = write_sweep(rows, args.out_dir, args.rounds, args.folds, n_per_class)
-    print(sweep_markdown(rows, args.rounds, args.folds, n_per_class))
+    paths = write_sweep(rows, args.out_dir, args.costs, args.folds, n_per_class)
+    print(sweep_markdown(mean_table(rows), args.costs, args.rounds, args.folds, n_per_class))
+    checkpoint.unlink(missing_ok=True)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
-from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, train_detector
-from .common import parse_cost, standalone_main
+from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, check_config, train_detector
+from .common import parse_cost, probability, standalone_main
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 
@@ -36,6 +36,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jitter", type=int, default=0, metavar="N",
                         help="also train on N slightly turned, scaled and shifted copies of "
                              "every training face (default 0)")
+    parser.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
+                        help="fraction of the training part kept from boosting to choose the "
+                             "cost-aware operating point (default 0.2; 0 keeps the raw "
+                             "threshold 0)")
+    parser.add_argument("--prior", type=probability, metavar="P",
+                        help="deployment probability of a face, in (0, 1), for the operating "
+                             "point (default: the training data's)")
+    parser.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
+                        help="calibration map fitted on the calibration split, stored for "
+                             "predict_proba: sigmoid (Platt, default) or isotonic")
+    parser.add_argument("--threshold-rule", choices=("calibrated", "empirical"),
+                        default="calibrated",
+                        help="calibrated (default): where the calibrated probability crosses "
+                             "the Bayes cut Cn/(Cp+Cn); empirical: the least expected cost "
+                             "counted on the calibration windows")
+    parser.add_argument("--calibrated", action="store_const", const="calibrated",
+                        dest="threshold_rule",
+                        help="the same as --threshold-rule calibrated (the default); with "
+                             "--algorithm adaboost this is calibrated AdaMEC")
     parser.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
     parser.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
                         help="write a checkpoint every N rounds (default 10)")
@@ -79,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--bootstrap-threshold must be a finite number")
     out = _out_path(args)
     config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,
-                         args.holdout, args.balanced, args.seed, args.mirror, args.jitter)
+                         args.holdout, args.balanced, args.seed, args.mirror, args.jitter,
+                         args.calibration_split, args.prior, args.calibration,
+                         args.threshold_rule)
+    check_config(config)
     data = load_cbcl(args.data)
     log = (lambda *a, **k: None) if args.quiet or args.json else \
         (lambda *a, **k: print(*a, file=sys.stderr, **k))
@@ -100,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,
                "heldout_windows": len(result.model.document["training"]["heldout_names"]),
+               "operating_point": result.model.operating_point,
                "seconds": round(result.seconds, 1),
                "feature_seconds": round(result.feature_seconds, 1)}
     if args.json:
@@ -109,6 +132,14 @@ def run(args: argparse.Namespace) -> int:
               f"{config.cost[1]:g}, {config.algorithm}/{config.selection}, trained on "
               f"{result.train_counts['faces']} faces + {result.train_counts['non_faces']} "
               f"non-faces in {result.seconds:.1f} s")
+        point = result.model.operating_point
+        if point is None:
+            print("no operating point recorded: threshold 0")
+        else:
+            extreme = f" (at the extreme: {point['extreme']})" if point["extreme"] else ""
+            print(f"operating point: threshold {point['threshold']:+.4f}, chosen on "
+                  f"{point['n_calibration']} calibration windows at prior "
+                  f"{point['prior']:.3f}{extreme}")
     return 0
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..haar import integral_image, squared_integral_image
 from ..haar.integral import normalization_factors
-from ..training.model_io import load_document, save_model, estimator_from_document
+from ..training.model_io import load_document, save_document
 
 
 @dataclass
@@ -64,15 +64,38 @@ class HaarDetectorModel:
                                              "thresholds": [float(v) for v in thresholds]}
         return type(self).from_document(reseal(document))
 
+    @property
+    def operating_point(self) -> dict | None:
+        """The window operating point chosen at training (see
+        :mod:`facedetect.training.operating_point`), or None for a model without one."""
+        return self.document.get("operating_point")
+
+    @property
+    def threshold(self) -> float:
+        """The decision threshold on windows: the operating point's, else the raw 0."""
+        point = self.operating_point
+        return 0.0 if point is None else float(point["threshold"])
+
+    def predict_proba(self, windows: np.ndarray) -> np.ndarray:
+        """P(face) of each window from the stored calibration map."""
+        point = self.operating_point
+        if point is None or point.get("calibration") is None:
+            from ..errors import FacedetectError
+            raise FacedetectError("this model has no calibration map (train with "
+                                  "--calibration sigmoid or isotonic)")
+        from ..training.operating_point import calibrated_probability
+        return calibrated_probability(point["calibration"], self.decision_function(windows))
+
     @classmethod
-    def from_estimator(cls, estimator, pool, training: dict | None = None):
+    def from_estimator(cls, estimator, pool, training: dict | None = None,
+                       operating_point: dict | None = None, cost=None):
         rects = [pool.feature(int(f)) for f in estimator.features_]
         features = {"kind": "haar", "window": [pool.width, pool.height],
                     "normalization": "opencv-variance", "pool_index":
                     [int(f) for f in estimator.features_],
                     "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
         from ..training.model_io import model_document
-        document = model_document(estimator, features, training)
+        document = model_document(estimator, features, training, operating_point, cost)
         return cls.from_document(document)
 
     @classmethod
@@ -96,9 +119,7 @@ class HaarDetectorModel:
         return cls.from_document(load_document(path))
 
     def save(self, path):
-        estimator = estimator_from_document(self.document)
-        features = self.document["features"]
-        return save_model(path, estimator, features, self.document.get("training"))
+        return save_document(path, self.document)
 
     def feature_values(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps) float32 values of the stumps' features, normalised as in
@@ -138,5 +159,7 @@ class HaarDetectorModel:
         """``sum_t alpha_t h_t``, as the scanner adds it (see :meth:`running_scores`)."""
         return self.running_scores(windows)[:, -1]
 
-    def predict(self, windows: np.ndarray, threshold: float = 0.0) -> np.ndarray:
+    def predict(self, windows: np.ndarray, threshold: float | None = None) -> np.ndarray:
+        """1 where the score exceeds ``threshold`` (default: the model's operating point)."""
+        threshold = self.threshold if threshold is None else threshold
         return (self.decision_function(windows) > threshold).astype(np.int8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FacedetectError
-from ..metrics import binary_rates, roc_points
+from ..metrics import binary_rates, probability_cost, roc_points
 
 
 def evaluation_indices(model, data, split: str = "heldout"):
@@ -42,14 +42,39 @@ def evaluation_indices(model, data, split: str = "heldout"):
     raise FacedetectError(f"unknown split {split!r}; use heldout or train")
 
 
-def evaluate(model, data, split: str = "heldout", threshold: float = 0.0,
+def evaluate(model, data, split: str = "heldout", threshold: float | None = None,
              n_roc_points: int = 21) -> dict:
-    """FN/FP/CE/NEC at the model's cost and at the data's priors, plus ROC points."""
+    """FN/FP/CE/NEC at the model's operating point (or ``threshold``) and at the raw 0.
+
+    The operating point is the one the model recorded at training; a model without one
+    decides at the raw threshold 0 and the report says so. NEC is at the operating
+    point's cost and prior where there is one, else at the model's cost and the data's
+    priors.
+    """
     indices = evaluation_indices(model, data, split)
     scores = model.decision_function(data.images[indices])
     labels = data.labels[indices] == 1
-    rates = binary_rates(labels, scores > threshold)
-    return {"split": split, "threshold": threshold, "cost": list(model.cost),
-            "n_stumps": model.n_stumps, **rates.as_dict(model.cost),
-            "roc": roc_points(labels, scores, n_roc_points)}
+    point = model.operating_point
+    cost = tuple(point["cost"]) if point else tuple(model.cost)
+    if threshold is None:
+        threshold = model.threshold
+        source = "operating point" if point else "raw (no operating point recorded)"
+    else:
+        source = "raw" if threshold == 0 else "given"
+    report = {"split": split, "threshold": float(threshold), "threshold_source": source,
+              "operating_point": point, "cost": list(cost), "n_stumps": model.n_stumps,
+              **_rates(labels, scores, threshold, cost, point)}
+    report["raw"] = _rates(labels, scores, 0.0, cost, point)
+    if point:
+        report["at_operating_point"] = _rates(labels, scores, point["threshold"], cost, point)
+    report["roc"] = roc_points(labels, scores, n_roc_points)
+    return report
 
+
+def _rates(labels, scores, threshold, cost, point) -> dict:
+    rates = binary_rates(labels, scores > threshold).as_dict(cost)
+    if point:  # the expected cost at the prior the operating point was chosen for
+        pcf = probability_cost(point["prior"], cost)
+        rates["nec_at_operating_prior"] = float(rates["false_negative_rate"] * pcf
+                                                + rates["false_positive_rate"] * (1 - pcf))
+    return rates

@@ -9,7 +9,16 @@ The file is plain data (never code, never pickle)::
      "features": {"kind": "haar", "window": [19, 19], "normalization": "opencv-variance",
                   "rects": [[[x, y, w, h, weight], ...], ...]}   # one list per stump
      "training": {... data fingerprint, split, per-round diagnostics ...},
+     "operating_point": {"threshold": 1.7, "cost": [1, 10], "prior": 0.35,
+                         "rule": "expected-cost", "source": "calibration-split",
+                         "n_calibration": 1046, "expected_cost": 0.01, "extreme": null,
+                         "calibration": null | {"method": "sigmoid", "a": .., "b": ..}
+                                             | {"method": "isotonic", "x": [..], "y": [..]},
+                         "raw_threshold": 0.0, "applies_to": "windows"},
      "sha256": "<hash of everything above>"}
+
+``operating_point`` is optional: a model written before it existed (or trained with
+``--calibration-split 0``) decides at the raw threshold 0, and says so.
 
 Floats are written with Python's shortest round-trip repr, so a loaded model gives
 bit-identical decisions.
@@ -47,8 +56,13 @@ def _digest(document: dict) -> str:
 
 
 def model_document(model: BoostedStumps, features: dict | None = None,
-                   training: dict | None = None) -> dict:
-    """The JSON-ready description of a fitted model."""
+                   training: dict | None = None, operating_point: dict | None = None,
+                   cost=None) -> dict:
+    """The JSON-ready description of a fitted model.
+
+    ``cost`` (default: the estimator's) is the cost the model serves; it differs from the
+    estimator's for cost-free AdaBoost whose operating point carries the costs (AdaMEC).
+    """
     model._check_fitted()
     stumps = [{"feature": int(f), "threshold": float(t), "polarity": int(p), "alpha": float(a)}
               for f, t, p, a in zip(model.features_, model.thresholds_, model.polarities_,
@@ -56,12 +70,14 @@ def model_document(model: BoostedStumps, features: dict | None = None,
     document = {
         "format": FORMAT, "version": VERSION, "algorithm": model.algorithm,
         "selection": model.selection, "search": model.search,
-        "cost": [float(c) for c in model.cost],
+        "cost": [float(c) for c in (model.cost if cost is None else cost)],
         "classes": [c.item() if hasattr(c, "item") else c for c in model.classes_],
         "n_features": int(model.n_features_in_), "stumps": stumps,
         "features": features or {"kind": "matrix"},
         "training": training or {},
     }
+    if operating_point is not None:
+        document["operating_point"] = operating_point
     document["sha256"] = _digest(document)
     return document
 
@@ -69,7 +85,12 @@ def model_document(model: BoostedStumps, features: dict | None = None,
 def save_model(path, model: BoostedStumps, features: dict | None = None,
                training: dict | None = None) -> Path:
     """Write the model atomically as JSON."""
-    document = model_document(model, features, training)
+    return save_document(path, model_document(model, features, training))
+
+
+def save_document(path, document: dict) -> Path:
+    """Write a model document atomically as JSON, with a fresh checksum."""
+    document = reseal(dict(document))
     return atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
 
 
@@ -123,6 +144,47 @@ def _check_features(path, features, n_stumps):
                         "threshold per stump")
 
 
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _check_calibration(path, calibration):
+    if calibration is None:
+        return
+    method = calibration.get("method") if isinstance(calibration, dict) else None
+    if method == "sigmoid":
+        if not (_finite(calibration.get("a")) and _finite(calibration.get("b"))):
+            _fail(path, "operating_point.calibration: a sigmoid needs finite a and b")
+    elif method == "isotonic":
+        x, y = calibration.get("x"), calibration.get("y")
+        if not (isinstance(x, list) and isinstance(y, list) and 1 <= len(x) == len(y)
+                and all(map(_finite, x)) and all(_finite(v) and 0 <= v <= 1 for v in y)
+                and all(a <= b for a, b in zip(x, x[1:]))
+                and all(a <= b for a, b in zip(y, y[1:]))):
+            _fail(path, "operating_point.calibration: an isotonic map needs equal-length "
+                        "increasing x and y lists, y within [0, 1]")
+    else:
+        _fail(path, f"operating_point.calibration: unknown method {method!r}")
+
+
+def _check_operating_point(path, point):
+    if point is None:
+        return
+    if not isinstance(point, dict):
+        _fail(path, "operating_point must be an object")
+    cost = point.get("cost")
+    if not (_finite(point.get("threshold")) and isinstance(cost, list) and len(cost) == 2
+            and all(_finite(c) and c > 0 for c in cost)
+            and _finite(point.get("prior")) and 0 < point["prior"] < 1
+            and point.get("rule") in ("expected-cost", "probability")
+            and isinstance(point.get("source"), str)
+            and point.get("extreme") in (None, "accept-all", "reject-all")):
+        _fail(path, "operating_point needs a finite threshold, two positive costs, a prior "
+                    "in (0, 1), a known rule and source")
+    _check_calibration(path, point.get("calibration"))
+
+
 def load_document(path) -> dict:
     """Read and validate a model file; any problem is one clear FacedetectError."""
     path = Path(path)
@@ -166,19 +228,20 @@ def load_document(path) -> dict:
     if not (isinstance(classes, list) and len(classes) == 2):
         _fail(path, "classes must list the two labels")
     _check_features(path, document.get("features") or {}, len(stumps))
+    _check_operating_point(path, document.get("operating_point"))
     return document
 
 
 def estimator_from_document(document: dict) -> BoostedStumps:
     """A fitted estimator with the document's stumps (no training state)."""
     cls = ALGORITHMS[document["algorithm"]]
-    model = cls.__new__(cls)
-    BoostedStumps.__init__(model, len(document["stumps"]), tuple(document["cost"]))
-    if cls is AdaBoostDB:
-        model.search, model.selection = document["search"], document["selection"]
-    if cls is CostSensitiveAdaBoost:
-        model.solver = "vectorized"
     stumps = document["stumps"]
+    params = {"n_rounds": len(stumps)}
+    if cls is not AdaBoost:
+        params["cost"] = tuple(document["cost"])
+    if cls is AdaBoostDB:
+        params.update(search=document["search"], selection=document["selection"])
+    model = cls(**params)
     model.features_ = np.array([s["feature"] for s in stumps], dtype=np.int64)
     model.thresholds_ = np.array([s["threshold"] for s in stumps], dtype=np.float64)
     model.polarities_ = np.array([s["polarity"] for s in stumps], dtype=np.int8)

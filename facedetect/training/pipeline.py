@@ -21,9 +21,12 @@ from ..errors import FacedetectError
 from ..haar import feature_matrix, haar_feature_pool
 from .boosting import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
 from .checkpoint import load_checkpoint, save_checkpoint
+from .operating_point import CALIBRATIONS, check_prior, choose_operating_point
 from .stumps import presort
 
 ALGORITHM_CHOICES = ("db", "dbn", "cs", "adaboost", "asym-init")
+# threshold_rule -> the operating-point rule behind it
+THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
 
 
 @dataclass
@@ -37,6 +40,15 @@ class TrainConfig:
     seed: int = 0
     mirror: bool = False
     jitter: int = 0
+    # The operating point: a stratified fraction of the training part that boosting does
+    # not see scores the model; a calibration map is fitted on those scores and the
+    # threshold goes where the calibrated probability crosses the Bayes cut for the cost
+    # at ``prior`` (default: the data's). threshold_rule "empirical" takes the least
+    # empirical expected cost on the same scores instead. 0 keeps the raw threshold 0.
+    calibration_split: float = 0.2
+    prior: float | None = None
+    calibration: str = "sigmoid"        # "sigmoid" (Platt) or "isotonic"
+    threshold_rule: str = "calibrated"  # or "empirical"
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
@@ -86,6 +98,44 @@ def split_indices(labels, config: TrainConfig):
     return candidates[train], candidates[held]
 
 
+def calibration_indices(labels, train, config: TrainConfig):
+    """(boosting, calibration) indices: the calibration part is a stratified, seeded
+    fraction of the training part (empty without an operating point)."""
+    if not config.calibration_split:
+        return train, np.array([], dtype=np.intp)
+    fit, calibration = stratified_holdout(labels[train], config.calibration_split,
+                                          seed=config.seed + 1)
+    return train[fit], train[calibration]
+
+
+def check_config(config: TrainConfig) -> None:
+    """Refuse settings that cannot give a sound model, naming the parameter."""
+    if config.holdout != 0 and not 0 < config.holdout < 1:
+        raise FacedetectError(f"holdout must be in [0, 1), got {config.holdout}")
+    if config.calibration_split != 0 and not 0 < config.calibration_split < 1:
+        raise FacedetectError(f"calibration_split must be in [0, 1), got "
+                              f"{config.calibration_split}")
+    if config.prior is not None:
+        check_prior(config.prior)
+    if config.calibration not in CALIBRATIONS:
+        raise FacedetectError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got "
+                              f"{config.calibration!r}")
+    if config.threshold_rule not in THRESHOLD_RULES:
+        raise FacedetectError(f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, "
+                              f"got {config.threshold_rule!r}")
+    if config.prior is not None and not config.calibration_split:
+        raise FacedetectError("a prior needs a calibration split (calibration_split > 0)")
+
+
+def window_operating_point(model: HaarDetectorModel, images, labels,
+                           config: TrainConfig) -> dict:
+    """The operating point on the calibration windows, as the model file stores it."""
+    point = choose_operating_point(model.decision_function(images), labels == 1, config.cost,
+                                   prior=config.prior, calibration=config.calibration,
+                                   rule=THRESHOLD_RULES[config.threshold_rule])
+    return dict(point.as_dict(), raw_threshold=0.0, applies_to="windows")
+
+
 @contextmanager
 def _terminate_as_interrupt():
     """SIGTERM (a kill) raises KeyboardInterrupt, so it leaves a checkpoint like Ctrl-C."""
@@ -128,8 +178,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     near misses, which pushes the boundary away from texture with a margin.
     """
     start = time.perf_counter()
-    if config.holdout != 0 and not 0 < config.holdout < 1:
-        raise FacedetectError(f"--holdout must be in [0, 1), got {config.holdout}")
+    check_config(config)
     if bootstrap_rounds and resume:
         raise FacedetectError("--resume does not combine with --bootstrap-rounds yet: "
                               "train again without --resume")
@@ -139,6 +188,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                               f"({'faces' if cbcl.labels[0] == 1 else 'non-faces'}); "
                               f"training needs faces and non-faces")
     train, held = split_indices(cbcl.labels, config)
+    train, calibration = calibration_indices(cbcl.labels, train, config)
     run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
@@ -180,6 +230,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     training = {
         "config": run_config, "data_source": str(cbcl.source),
         "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
+        "calibration_size": int(len(calibration)),
         "rounds": estimator.n_rounds_,
         "diagnostics": {"roots": estimator.roots_solved_.tolist(),
                         "e_pos": estimator.errors_[:, 0].tolist(),
@@ -193,7 +244,13 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                                  "threshold": bootstrap_threshold,
                                  "stages": bootstrap_log,
                                  "extra_negatives": int(len(extra))}
-    model = HaarDetectorModel.from_estimator(estimator, pool, training)
+    model = HaarDetectorModel.from_estimator(estimator, pool, training, cost=config.cost)
+    if len(calibration):
+        point_start = time.perf_counter()
+        point = window_operating_point(model, cbcl.images[calibration],
+                                       cbcl.labels[calibration], config)
+        training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
+        model = HaarDetectorModel.from_estimator(estimator, pool, training, point, config.cost)
     # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
     model = model.with_rejection(base_images[base_labels == 1])
     seconds = time.perf_counter() - start

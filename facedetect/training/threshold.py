@@ -34,11 +34,12 @@ class CostSensitiveThreshold(ClassifierMixin, BaseEstimator):
         ``(Cp, Cn)``: the cost of a missed positive, then of a false alarm.
     prior : float or None
         The deployment P(positive); None uses the training data's.
-    calibration : {None, "sigmoid", "isotonic"}
-        Also fit a calibration map on the same unseen scores (``predict_proba``).
-    rule : {"expected-cost", "probability"}
-        ``probability`` thresholds the calibrated probability at the Bayes cut
-        ``Cn / (Cp + Cn)`` (calibrated AdaMEC with ``AdaBoost``); needs ``calibration``.
+    calibration : {"sigmoid", "isotonic", None}
+        The calibration map fitted on the same unseen scores (``predict_proba``).
+    rule : {"probability", "expected-cost"}
+        ``probability`` (default) thresholds the calibrated probability at the Bayes cut
+        ``Cn / (Cp + Cn)`` (calibrated AdaMEC with ``AdaBoost``); ``expected-cost`` takes
+        the least empirical expected cost on the unseen scores.
     cv : float or int
         A calibration fraction in (0, 1) (default 0.2) or a number of folds >= 2.
     random_state : int
@@ -54,8 +55,8 @@ class CostSensitiveThreshold(ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, estimator, cost=(1.0, 1.0), prior=None, calibration=None,
-                 rule: str = "expected-cost", cv=0.2, random_state=0):
+    def __init__(self, estimator, cost=(1.0, 1.0), prior=None, calibration="sigmoid",
+                 rule: str = "probability", cv=0.2, random_state=0):
         self.estimator = estimator
         self.cost = cost
         self.prior = prior
