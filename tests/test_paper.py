@@ -122,3 +122,17 @@ def test_paper_cli_small_run_and_bad_input(uci_dir, tmp_path, capsys):
     assert main(["paper", "--datasets", "cifar", "--quiet"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown data set cifar" in err[0]
+
+
+def test_quick_run_has_operating_point_rows_that_follow_the_costs(quick):
+    """db-op and AdaMEC are method rows; at their operating points FN falls and FP rises
+    as Cp/Cn grows on every data set (three costs: rho is -1/+1 or the run is wrong)."""
+    results, _, out = quick
+    assert "cost_response" in (out / "summary.md").read_text() or \
+        (out / "cost_response.md").stat().st_size > 0
+    for table in results["cost_response"]:
+        rows = {row[0]: row for row in table.rows}
+        assert set(rows) == {"db", "db-op", "adamec"}
+        for method in ("db-op", "adamec"):
+            assert rows[method][2] <= -0.9 and rows[method][3] >= 0.9, (table.dataset, rows)
+        assert rows["db-op"][5] == 0.0   # its own gap

@@ -14,7 +14,9 @@ from tqdm.auto import tqdm
 
 from ..data import stratified_kfold
 from ..metrics import binary_rates, probability_cost
-from ..training import AdaBoostDB, CostSensitiveAdaBoost
+from ..data import stratified_holdout
+from ..training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
+from ..training.operating_point import fit_calibration, probability_threshold
 from ..training.rules import RULES
 from ..training.stumps import presort
 
@@ -30,7 +32,16 @@ METHODS = {
     "db": lambda rounds, cost: AdaBoostDB(rounds, cost),
     # AdaBoostDB with the minimum-loss selection rule (CS's rule, exact hull search).
     "db-loss": lambda rounds, cost: AdaBoostDB(rounds, cost, selection="loss"),
+    # AdaBoostDB at its cost-aware operating point (train-detector's default): trained on
+    # the fold less a calibration part, Platt-calibrated there, Bayes threshold.
+    "db-op": lambda rounds, cost: AdaBoostDB(rounds, cost),
+    # Calibrated AdaMEC (Nikolaou et al. 2016): plain AdaBoost, the same calibration and
+    # threshold.
+    "adamec": lambda rounds, cost: AdaBoost(rounds),
 }
+# Methods decided at an operating point chosen on a calibration part of the training fold.
+OPERATING_POINT_METHODS = ("db-op", "adamec")
+CALIBRATION_SPLIT = 0.2
 STUMP_KEY = ("feature", "position", "polarity")
 
 
@@ -70,13 +81,14 @@ class Run:
         return self.staged[-1]
 
 
-def staged_rates(model, X, y, cost, prior_positive: float) -> np.ndarray:
-    """Held-out FN, FP, CE and NEC after every round."""
+def staged_rates(model, X, y, cost, prior_positive: float, thresholds=None) -> np.ndarray:
+    """Held-out FN, FP, CE and NEC after every round (at ``thresholds[t]`` after round
+    t + 1; 0 by default)."""
     pcf = probability_cost(prior_positive, cost)
     labels = y == 1
     rows = []
-    for score in model.staged_decision_function(X):
-        rates = binary_rates(labels, score > 0)
+    for t, score in enumerate(model.staged_decision_function(X)):
+        rates = binary_rates(labels, score > (0.0 if thresholds is None else thresholds[t]))
         fn, fp = rates.false_negative_rate, rates.false_positive_rate
         rows.append((fn, fp, rates.classification_error, fn * pcf + fp * (1 - pcf)))
     return np.array(rows)
@@ -103,6 +115,23 @@ def timed_fit(factory, rounds, cost, X, y, order, repeats: int):
     return float(np.median(times)), model
 
 
+def staged_operating_thresholds(model, X_cal, y_cal, cost) -> list[float]:
+    """The operating point after every round: Platt on the calibration scores, Bayes cut."""
+    positive = y_cal == 1
+    thresholds = []
+    for scores in model.staged_decision_function(X_cal):
+        platt = fit_calibration(scores, positive, "sigmoid")
+        thresholds.append(probability_threshold(platt, cost, scores=scores)[0])
+    return thresholds
+
+
+def _calibration_parts(X_train, y_train, seed):
+    fit, calibration = stratified_holdout(y_train, CALIBRATION_SPLIT, seed=seed + 1)
+    X_fit = X_train[fit]
+    return (X_fit, y_train[fit], presort(np.ascontiguousarray(X_fit.T)), X_train[calibration],
+            y_train[calibration])
+
+
 def run_dataset(data, costs, methods, *, rounds: int, folds: int = 3, repeats: int = 1,
                 seed: int = 0, progress: bool = True):
     """Every (cost, fold, method) of one data set.
@@ -117,15 +146,21 @@ def run_dataset(data, costs, methods, *, rounds: int, folds: int = 3, repeats: i
         X_train, y_train = data.X[train], data.y[train]
         order = presort(np.ascontiguousarray(X_train.T))
         prior = float(np.mean(data.y[test] == 1))
+        X_fit, y_fit, order_fit, X_cal, y_cal = _calibration_parts(X_train, y_train, seed)
         for cost in costs:
             for method in methods:
-                seconds, model = timed_fit(METHODS[method], rounds, cost, X_train,
-                                           y_train, order, repeats)
+                at_point = method in OPERATING_POINT_METHODS
+                seconds, model = timed_fit(METHODS[method], rounds, cost,
+                                           *((X_fit, y_fit, order_fit) if at_point
+                                             else (X_train, y_train, order)), repeats)
+                thresholds = (staged_operating_thresholds(model, X_cal, y_cal, cost)
+                              if at_point else None)
                 stumps = np.column_stack([model.features_, model.thresholds_,
                                           model.polarities_])
                 runs.append(Run(data.name, tuple(cost), fold, method, seconds,
                                 int(model.roots_solved_.sum()), model.n_rounds_, stumps,
-                                staged_rates(model, data.X[test], data.y[test], cost, prior)))
+                                staged_rates(model, data.X[test], data.y[test], cost, prior,
+                                             thresholds)))
             comparing = RuleComparingDB(rounds, cost).fit(X_train, y_train, order=order)
             rule_disagreement[(tuple(cost), fold)] = float(np.mean(comparing.rule_disagreements_))
             bar.update(1)

@@ -23,6 +23,7 @@ from .datasets import ALL_DATASETS, load_experiment_data
 from .experiment import METHODS, run_dataset, warm_up
 from .tables import (
     asym_table,
+    cost_response_table,
     asymmetry_verdict,
     credit_match,
     diffs_table,
@@ -89,7 +90,7 @@ def run_paper(config: PaperConfig, progress: bool = True) -> dict:
     grouped = group_runs(runs)
     results = {"config": config, "machine": machine(), "datasets": datasets, "runs": runs,
                "time": [], "improvement": {}, "asym": [], "verdicts": {}, "diffs": [],
-               "headline": {}}
+               "cost_response": [], "headline": {}}
     for data in datasets:
         results["time"].append(time_table(data, config.costs, grouped))
         results["improvement"][data.name] = improvement_rows(data, config.costs, grouped)
@@ -97,6 +98,7 @@ def run_paper(config: PaperConfig, progress: bool = True) -> dict:
         finals = [mean_final(grouped[(data.name, tuple(c), "db")]) for c in config.costs]
         results["verdicts"][data.name] = asymmetry_verdict(
             config.costs, [f[0] for f in finals], [f[1] for f in finals])
+        results["cost_response"].append(cost_response_table(data, config, grouped))
         if "cs" in config.methods:
             results["diffs"].append(diffs_table(data, config.costs, grouped, disagreement))
         results["headline"][data.name] = headline(data, config, grouped, disagreement)

@@ -130,6 +130,8 @@ def summary_markdown(results, command: str) -> str:
         parts.append(table.markdown())
     if results["diffs"]:
         parts.append(diffs_summary(results).markdown())
+    for table in results.get("cost_response", []):
+        parts.append(table.markdown())
     parts.append(results["credit"].markdown())
     if "bayes" in results:
         parts.append("### Bayes comparison\n\n" + bayes_summary(results))
@@ -142,7 +144,7 @@ def write_paper_results(results, out_dir, command: str) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
     groups = {"time_cmp": results["time"], "asym_perform": results["asym"],
-              "diffs": results["diffs"]}
+              "diffs": results["diffs"], "cost_response": results.get("cost_response", [])}
     if "bayes" in results:
         groups["bayes"] = [results["bayes"][0]]
     for name, tables in groups.items():
@@ -173,4 +175,5 @@ def _as_json(results) -> dict:
             "verdicts": {k: list(v) for k, v in results["verdicts"].items()},
             "bayes_areas": results["bayes"][2] if "bayes" in results else None,
             "tables": {t.title: {"header": t.header, "rows": t.rows}
-                       for t in results["time"] + results["asym"] + results["diffs"]}}
+                       for t in results["time"] + results["asym"] + results["diffs"]
+                       + results.get("cost_response", [])}}

@@ -152,6 +152,27 @@ def asymmetry_verdict(costs, fn_rates, fp_rates) -> tuple[str, float, float]:
     return verdict, rho_fn, rho_fp
 
 
+def cost_response_table(data, config, grouped) -> Table:
+    """Raw AdaBoostDB, AdaBoostDB at its operating point and calibrated AdaMEC: does each
+    move FN and FP the way the costs say (rho against log(Cp/Cn)), and at what NEC."""
+    table = Table(f"{data.name}: the costs' effect, raw threshold against operating point "
+                  f"({config.rounds} rounds)",
+                  ["method", "verdict", "rho FN", "rho FP", "mean NEC",
+                   "NEC minus db-op: mean", "NEC minus db-op: least (db-op's worst case)"], dataset=data.name)
+    methods = [m for m in ("db", "db-op", "adamec") if m in config.methods]
+    nec = {m: np.array([mean_final(grouped[(data.name, tuple(c), m)])[3]
+                        for c in config.costs]) for m in methods}
+    for method in methods:
+        finals = [mean_final(grouped[(data.name, tuple(c), method)]) for c in config.costs]
+        verdict, rho_fn, rho_fp = asymmetry_verdict(config.costs, [f[0] for f in finals],
+                                                    [f[1] for f in finals])
+        gap = nec[method] - nec["db-op"] if "db-op" in nec else np.full(len(config.costs),
+                                                                         np.nan)
+        table.rows.append([method, verdict, rho_fn, rho_fp, float(nec[method].mean()),
+                           float(gap.mean()), float(gap.min())])
+    return table
+
+
 # --- DB against CS, root rule against loss rule -----------------------------------------------
 
 def _padded(staged: np.ndarray, rounds: int) -> np.ndarray:
