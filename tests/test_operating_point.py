@@ -94,6 +94,15 @@ def test_extremes_are_reported():
     assert extreme == "reject-all" and high >= 3.0
 
 
+def test_extreme_costs_are_flagged_by_the_probability_rule():
+    scores, positive = _scores(4, n=300)
+    low = choose_operating_point(scores, positive, (1e6, 1))
+    high = choose_operating_point(scores, positive, (1, 1e6))
+    assert low.extreme == "accept-all" and low.threshold < scores.min()
+    assert high.extreme == "reject-all" and high.threshold >= scores.max()
+    assert choose_operating_point(scores, positive, (1, 1)).extreme is None
+
+
 @pytest.mark.parametrize("prior", [0.0, 1.0, -0.1, 1.5, float("nan"), "x"])
 def test_prior_outside_the_unit_interval_is_refused(prior):
     with pytest.raises(FacedetectError, match="prior"):

@@ -260,20 +260,25 @@ def probability_threshold(calibration: dict, cost, prior_shift: float = 1.0,
 
 
 def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
-                           calibration: str | None = None, rule: str = "expected-cost",
+                           calibration: str | None = "sigmoid", rule: str = "probability",
                            source: str = "calibration-split") -> OperatingPoint:
     """The operating point for ``cost`` from held-out ``scores``.
 
-    ``rule="expected-cost"`` minimises the empirical expected cost
-    (:func:`cost_optimal_threshold`); ``rule="probability"`` thresholds the calibrated
-    probability at the Bayes cut (calibrated AdaMEC; needs ``calibration``). ``prior``
-    (default: the labels' proportion) is the deployment P(positive).
+    ``rule="probability"`` (default) thresholds the calibrated probability at the Bayes
+    cut (with AdaBoost: calibrated AdaMEC; needs ``calibration``); ``rule="expected-cost"``
+    minimises the empirical expected cost (:func:`cost_optimal_threshold`). ``prior``
+    (default: the labels' proportion) is the deployment P(positive). A threshold beyond
+    every calibration score is flagged in ``extreme``.
 
     Examples
     --------
-    >>> point = choose_operating_point([-2, -1, 0.5, 1, 3], [0, 0, 0, 1, 1], (1, 10))
-    >>> point.threshold >= 0.5, point.extreme
-    (True, None)
+    >>> rng = np.random.default_rng(0)
+    >>> labels = np.r_[np.zeros(300), np.ones(100)]
+    >>> scores = rng.normal(2 * labels - 1)
+    >>> strict = choose_operating_point(scores, labels, (1, 10))   # false alarms cost 10
+    >>> lenient = choose_operating_point(scores, labels, (10, 1))  # misses cost 10
+    >>> bool(lenient.threshold < 0 < strict.threshold), strict.calibration["method"]
+    (True, 'sigmoid')
     """
     scores, positive = _check_scores(scores, labels)
     data_prior = float(positive.mean())
@@ -287,6 +292,10 @@ def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
                                   "(sigmoid or isotonic)")
         shift = (prior / (1 - prior)) / (data_prior / (1 - data_prior))
         threshold, extreme = probability_threshold(fitted, cost, shift, scores)
+        if extreme is None and threshold < scores.min():
+            extreme = "accept-all"      # every calibration window is accepted
+        elif extreme is None and threshold >= scores.max():
+            extreme = "reject-all"
         pcf = probability_cost(prior, cost)
         nec = float(np.mean(scores[positive] <= threshold) * pcf
                     + np.mean(scores[~positive] > threshold) * (1 - pcf))
