@@ -71,6 +71,18 @@ def output_path(text: str) -> Path:
     return path
 
 
+def describe_operating_point(point: dict | None) -> str:
+    """One line saying where a model's window operating point came from."""
+    if point is None:
+        return "no operating point recorded: threshold 0"
+    how = ("least expected cost" if point["rule"] == "expected-cost" else
+           f"{point['calibration']['method']}-calibrated probability at the Bayes cut")
+    extreme = f"; at the extreme: {point['extreme']}" if point["extreme"] else ""
+    return (f"operating point: threshold {point['threshold']:+.4f} ({how}, cost "
+            f"{point['cost'][0]:g},{point['cost'][1]:g}, prior {point['prior']:.3f}, "
+            f"{point['n_calibration']} calibration windows{extreme})")
+
+
 def print_json(data) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")

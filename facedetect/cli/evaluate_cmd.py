@@ -8,7 +8,7 @@ import sys
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..training.evaluation import evaluate
-from .common import finite_float, print_json, standalone_main
+from .common import describe_operating_point, finite_float, print_json, standalone_main
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,13 +37,7 @@ def run(args: argparse.Namespace) -> int:
     cp, cn = report["cost"]
     point = report["operating_point"]
     print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, {args.split} split")
-    if point is None:
-        print("  no operating point recorded: threshold 0")
-    else:
-        extreme = f", at the extreme: {point['extreme']}" if point["extreme"] else ""
-        print(f"  operating point: threshold {point['threshold']:+.4f} ({point['rule']} at "
-              f"prior {point['prior']:.3f}, from {point['n_calibration']} {point['source']} "
-              f"windows{extreme})")
+    print("  " + describe_operating_point(point))
     rows = [(f"threshold {report['threshold']:+.4f} ({report['threshold_source']})", report)]
     if report["threshold"] != 0:
         rows.append(("raw threshold 0", report["raw"]))

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, check_config, train_detector
-from .common import parse_cost, probability, standalone_main
+from .common import describe_operating_point, parse_cost, probability, standalone_main
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 
@@ -132,14 +132,7 @@ def run(args: argparse.Namespace) -> int:
               f"{config.cost[1]:g}, {config.algorithm}/{config.selection}, trained on "
               f"{result.train_counts['faces']} faces + {result.train_counts['non_faces']} "
               f"non-faces in {result.seconds:.1f} s")
-        point = result.model.operating_point
-        if point is None:
-            print("no operating point recorded: threshold 0")
-        else:
-            extreme = f" (at the extreme: {point['extreme']})" if point["extreme"] else ""
-            print(f"operating point: threshold {point['threshold']:+.4f}, chosen on "
-                  f"{point['n_calibration']} calibration windows at prior "
-                  f"{point['prior']:.3f}{extreme}")
+        print(describe_operating_point(result.model.operating_point))
     return 0
 
 
