@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,11 @@ def run_safely(function, args) -> int:
     except MemoryError:
         print("facedetect: error: out of memory", file=sys.stderr)
         return EXIT_FAILURE
+    except BrokenPipeError:
+        # The reader went away (``detect ... | head``): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 def parse_cost(text: str) -> tuple[float, float]:
