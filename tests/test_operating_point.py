@@ -178,3 +178,11 @@ def test_meta_estimator_predict_proba_only_when_calibrated():
     # The Bayes rule on the calibrated probability is the prediction.
     np.testing.assert_array_equal(adamec.predict(X) == 1, proba[:, 1] > 4 / 5)
     assert cross_val_score(CostSensitiveThreshold(AdaBoost(5)), X, y, cv=3).mean() > 0.6
+
+
+def test_operating_point_for_another_cost_needs_no_training():
+    X, y = _data()
+    model = CostSensitiveThreshold(AdaBoostDB(10, (1, 1)), (1, 1)).fit(X, y)
+    other = model.operating_point_for((1, 10))
+    refit = CostSensitiveThreshold(AdaBoostDB(10, (1, 1)), (1, 10)).fit(X, y)
+    assert other.threshold == refit.threshold_ > model.threshold_

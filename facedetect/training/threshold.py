@@ -93,14 +93,23 @@ class CostSensitiveThreshold(ClassifierMixin, BaseEstimator):
         else:
             raise ValueError(f"cv must be a fraction in (0, 1) or a number of folds >= 2, got "
                              f"{self.cv!r}")
-        self.operating_point_ = choose_operating_point(
-            scores, calibration_positive, self.cost, prior=self.prior,
-            calibration=self.calibration, rule=self.rule, source=source)
+        # Kept so that another cost or rule needs no new training (see operating_point_for).
+        self.calibration_scores_, self.calibration_positive_ = scores, calibration_positive
+        self._source = source
+        self.operating_point_ = self.operating_point_for(self.cost, self.rule)
         self.threshold_ = self.operating_point_.threshold
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
         return self
+
+    def operating_point_for(self, cost, rule: str | None = None):
+        """The operating point another cost (or rule) would get from the same unseen
+        scores, without training again."""
+        check_is_fitted(self, "calibration_scores_")
+        return choose_operating_point(
+            self.calibration_scores_, self.calibration_positive_, cost, prior=self.prior,
+            calibration=self.calibration, rule=rule or self.rule, source=self._source)
 
     def _out_of_fold_scores(self, X, y, positive, fit_params):
         if self.cv < 2:
