@@ -362,3 +362,24 @@ def test_bad_operating_point_options_are_one_line(small_cbcl, tmp_path, args, me
                      str(tmp_path / "m.json"), "--quiet", *args)
     assert result.returncode != 0 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["db", "dbn", "cs", "adaboost", "asym-init"])
+def test_every_algorithm_gets_an_operating_point(small_cbcl, algorithm):
+    data = load_cbcl(small_cbcl)
+    model = train_detector(TrainConfig((1, 10), 2, algorithm=algorithm), data,
+                           progress=False).model
+    point = model.operating_point
+    assert point["cost"] == [1.0, 10.0] and model.cost == (1.0, 10.0)
+    assert point["calibration"]["method"] == "sigmoid" and point["n_calibration"] == 60
+    assert evaluate(model, data)["threshold"] == point["threshold"]
+
+
+def test_calibration_part_without_faces_is_one_clear_error(small_cbcl, tmp_path):
+    from facedetect.data.cbcl import CBCLData
+    data = load_cbcl(small_cbcl)
+    keep = np.r_[np.flatnonzero(data.labels == 1)[:2], np.flatnonzero(data.labels == 0)]
+    few = CBCLData(data.images[keep], data.labels[keep], [data.names[i] for i in keep],
+                   data.source)
+    with pytest.raises(FacedetectError, match="one class"):
+        train_detector(TrainConfig((1, 1), 2, holdout=0), few, progress=False)
