@@ -383,3 +383,23 @@ def test_calibration_part_without_faces_is_one_clear_error(small_cbcl, tmp_path)
                    data.source)
     with pytest.raises(FacedetectError, match="one class"):
         train_detector(TrainConfig((1, 1), 2, holdout=0), few, progress=False)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "-1"], "0..4294967295"), (["--holdout", "0.999"], "without both classes"),
+    (["--holdout", "1e-9"], "without both classes"), (["--cost", "1e308,1"], "cost ratio"),
+    (["--out", "."], "is a folder"),
+])
+def test_bad_numbers_and_outputs_are_one_line(small_cbcl, tmp_path, args, message):
+    argv = ["train", "--rounds", "2", "--data", str(small_cbcl), "--quiet"]
+    if "--out" not in args:
+        argv += ["--out", str(tmp_path / "m.json")]
+    result = run_cli(*argv, *args)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
+
+
+def test_bad_roc_points_is_one_line(small_cbcl, tmp_path):
+    result = run_cli("evaluate", "nothing.json", "--roc-points", "-3")
+    assert result.returncode == 2 and "2..1000" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

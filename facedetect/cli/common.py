@@ -47,7 +47,23 @@ def parse_cost(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"costs must be numbers, got {text!r}") from None
     if not all(0 < v < float("inf") for v in values):
         raise argparse.ArgumentTypeError(f"costs must be positive and finite, got {text!r}")
+    if max(values) / min(values) > 1e6:
+        raise argparse.ArgumentTypeError(f"the cost ratio must be at most 1e6, got {text!r}")
     return values
+
+
+def bounded_int(low: int, high: int):
+    """An argparse type: an integer in ``[low, high]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got "
+                                             f"{text!r}")
+        return value
+    return parse
 
 
 def finite_float(text: str) -> float:

@@ -8,7 +8,7 @@ import sys
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..training.evaluation import evaluate
-from .common import describe_operating_point, finite_float, print_json, standalone_main
+from .common import bounded_int, describe_operating_point, finite_float, print_json, standalone_main
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=finite_float, default=None,
                         help="decision threshold: face where the score exceeds it (default: "
                              "the model's operating point; 0 is the raw boosted decision)")
-    parser.add_argument("--roc-points", type=int, default=11, help="operating points to list")
+    parser.add_argument("--roc-points", type=bounded_int(2, 1000), default=11,
+                        help="operating points to list (2..1000, default 11)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
 

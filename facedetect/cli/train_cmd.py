@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, check_config, train_detector
-from .common import describe_operating_point, parse_cost, probability, standalone_main
+from .common import bounded_int, describe_operating_point, parse_cost, probability, standalone_main
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 
@@ -30,7 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="stratified held-out fraction (default 0.25; 0 trains on all)")
     parser.add_argument("--balanced", action="store_true",
                         help="use the class-balanced subset (the paper's CBCL experiment)")
-    parser.add_argument("--seed", type=int, default=0, help="split seed (default 0)")
+    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0,
+                        help="split seed, 0..2^32-1 (default 0)")
     parser.add_argument("--mirror", action="store_true",
                         help="also train on every training face flipped left to right")
     parser.add_argument("--jitter", type=int, default=0, metavar="N",
@@ -81,6 +83,10 @@ def _out_path(args) -> Path:
         out = Path(args.out)
         if not out.parent.is_dir():
             raise FacedetectError(f"--out: folder {str(out.parent)!r} does not exist")
+        if out.is_dir():
+            raise FacedetectError(f"--out: {str(out)!r} is a folder; name a model file")
+        if not os.access(out.parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+            raise FacedetectError(f"--out: {str(out)!r} is not writable")
         return out
     cp, cn = (f"{c:g}" for c in args.cost)
     DEFAULT_MODEL_DIR.mkdir(parents=True, exist_ok=True)

@@ -95,6 +95,11 @@ def split_indices(labels, config: TrainConfig):
     if config.holdout == 0:
         return candidates, np.array([], dtype=np.intp)
     train, held = stratified_holdout(labels[candidates], config.holdout, seed=config.seed)
+    for part, name in ((held, "held-out"), (train, "training")):
+        if len(np.unique(labels[candidates[part]])) < 2:
+            raise FacedetectError(f"holdout {config.holdout:g} leaves the {name} part without "
+                                  f"both classes ({len(part)} windows); choose a holdout "
+                                  "between these extremes, or 0 to train on everything")
     return candidates[train], candidates[held]
 
 
@@ -123,6 +128,8 @@ def check_config(config: TrainConfig) -> None:
                               f"{config.calibration_split}")
     if config.prior is not None:
         check_prior(config.prior)
+    if not (isinstance(config.seed, (int, np.integer)) and 0 <= config.seed < 2**32):
+        raise FacedetectError(f"seed must be an integer in 0..2^32-1, got {config.seed!r}")
     if config.calibration not in CALIBRATIONS:
         raise FacedetectError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got "
                               f"{config.calibration!r}")

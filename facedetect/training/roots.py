@@ -27,6 +27,9 @@ from scipy.optimize import brentq
 ALPHA_CAP = 700.0
 
 
+MAX_COST_RATIO = 1e6
+
+
 def normalized_costs(cost) -> tuple[float, float]:
     """``(Cp, Cn) / max(Cp, Cn)``, validated positive and finite."""
     try:
@@ -36,6 +39,9 @@ def normalized_costs(cost) -> tuple[float, float]:
     if not (0 < cp < math.inf and 0 < cn < math.inf):
         raise ValueError(f"costs must be positive and finite, got {cost!r}")
     top = max(cp, cn)
+    if top / min(cp, cn) > MAX_COST_RATIO:
+        # Beyond this the cheaper class's exponent underflows and boosting degenerates.
+        raise ValueError(f"the cost ratio must be at most {MAX_COST_RATIO:g}, got {cost!r}")
     return cp / top, cn / top
 
 
