@@ -2,6 +2,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 import facedetect
 
@@ -34,3 +36,24 @@ def test_missing_data_is_one_line_on_stderr(tmp_path):
 def test_usage_error_is_one_line():
     result = run_cli("data", "frobnicate")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_explicit_data_places_never_fall_through(tmp_path, monkeypatch, capsys):
+    from facedetect.cli.main import main
+    monkeypatch.setenv("FACEDETECT_DATA", str(tmp_path / "typo"))
+    assert main(["data", "info"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "typo" in err[0] and "user cache" not in err[0]
+    assert main(["paper", "--uci", str(tmp_path / "nope"), "--quick", "--quiet"]) == 1
+    assert "no such UCI data folder" in capsys.readouterr().err
+
+
+def test_non_finite_thresholds_are_refused(capsys):
+    from facedetect.cli.main import main
+    for argv in (["detect", "x.jpg", "--threshold", "nan"],
+                 ["export-opencv", "m.json", "o.xml", "--threshold", "inf"],
+                 ["evaluate", "m.json", "--threshold", "nan"]):
+        with pytest.raises(SystemExit) as raised:
+            main(argv)
+        assert raised.value.code == 2
+        assert "finite" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from ..detector.detect import DetectionParams, detect_faces, scanner_for
 from ..detector.images import expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
-from .common import EXIT_FAILURE, standalone_main
+from .common import EXIT_FAILURE, finite_float, standalone_main
 
 DEFAULTS = DetectionParams()
 
@@ -37,7 +37,7 @@ def parse_step(text: str):
 
 def add_scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model file (default: the shipped model)")
-    parser.add_argument("--scale-factor", type=float, default=DEFAULTS.scale_factor,
+    parser.add_argument("--scale-factor", type=finite_float, default=DEFAULTS.scale_factor,
                         help=f"pyramid step (default {DEFAULTS.scale_factor})")
     parser.add_argument("--step", type=parse_step, default=DEFAULTS.step,
                         help="window stride in pixels of each level; 'auto' for OpenCV's "
@@ -48,12 +48,12 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
                         help=f"smallest window side in pixels (default {DEFAULTS.min_size})")
     parser.add_argument("--max-size", type=int, default=None,
                         help="largest window side in pixels (default: the image)")
-    parser.add_argument("--threshold", type=float, default=DEFAULTS.threshold,
+    parser.add_argument("--threshold", type=finite_float, default=DEFAULTS.threshold,
                         help=f"score a window must exceed (default {DEFAULTS.threshold:g})")
     parser.add_argument("--min-neighbors", type=int, default=DEFAULTS.min_neighbors,
                         help=f"windows a group needs beyond this (default "
                              f"{DEFAULTS.min_neighbors})")
-    parser.add_argument("--neighbor-margin", type=float, default=DEFAULTS.neighbor_margin,
+    parser.add_argument("--neighbor-margin", type=finite_float, default=DEFAULTS.neighbor_margin,
                         help="windows scoring within this below --threshold count as "
                              "neighbours; a group needs one window above --threshold "
                              f"(default {DEFAULTS.neighbor_margin:g}; 0 is OpenCV's rule)")

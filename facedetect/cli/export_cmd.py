@@ -8,6 +8,7 @@ from pathlib import Path
 from ..detector.detect import DetectionParams
 from ..detector.export import export_opencv
 from ..errors import FacedetectError
+from .common import finite_float
 from .detect_cmd import load_detector
 
 
@@ -15,7 +16,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("export-opencv", help="write a one-stage OpenCV cascade XML")
     parser.add_argument("model", help="model file ('default' for the shipped model)")
     parser.add_argument("out", help="XML file to write")
-    parser.add_argument("--threshold", type=float, default=DetectionParams().threshold,
+    parser.add_argument("--threshold", type=finite_float, default=DetectionParams().threshold,
                         help="stage threshold: the detection threshold to bake in "
                              f"(default {DetectionParams().threshold:g}, as detect)")
     parser.set_defaults(func=run)

@@ -41,21 +41,23 @@ def is_cbcl_source(path: Path) -> bool:
 def find_cbcl(explicit: str | os.PathLike | None = None) -> Path:
     """The first place holding CBCL data.
 
-    An explicit path that holds no data is an error even if a later place has data:
-    the user asked for that one.
+    An explicit path (``--data`` or ``$FACEDETECT_DATA``) that holds no data is an error
+    even if a later place has data: the user asked for that one, and a typo must not fall
+    through silently. The error lists only the places actually looked at.
 
     Raises
     ------
     DataNotFoundError
         With one message listing every place looked and how to get the data.
     """
-    places = candidate_places(explicit)
+    places, looked = candidate_places(explicit), []
     for reason, path in places:
+        looked.append(f"{reason}: {path}")
         if is_cbcl_source(path):
             return path
-        if reason == "--data":
+        if reason in ("--data", f"${ENV_VAR}"):
             break
-    looked = "; ".join(f"{reason}: {path}" for reason, path in places)
+    looked = "; ".join(looked)
     raise DataNotFoundError(
         f"no CBCL face data found (looked in {looked}). Run 'facedetect data fetch', or "
         f"download {ARCHIVE_NAME} from {OFFICIAL_PAGE} and pass --data or set {ENV_VAR}")

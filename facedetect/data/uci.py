@@ -35,12 +35,17 @@ UCI_ENV_VAR = "FACEDETECT_UCI"
 
 
 def find_uci(root: str | Path | None = None) -> Path:
-    """The UCI folder: ``root``, ``$FACEDETECT_UCI``, ``./data/uci``, or beside the CBCL data."""
+    """The UCI folder: ``root``, ``$FACEDETECT_UCI``, ``./data/uci``, or beside the CBCL data.
+
+    A folder asked for by name (``root`` or the variable) that does not exist is an error,
+    not a reason to use another one."""
+    for asked, how in ((root, "the given folder"), (os.environ.get(UCI_ENV_VAR),
+                                                      f"${UCI_ENV_VAR}")):
+        if asked:
+            if not Path(asked).is_dir():
+                raise DataNotFoundError(f"{asked}: no such UCI data folder ({how})")
+            return Path(asked)
     places = []
-    if root is not None:
-        places.append(Path(root))
-    if os.environ.get(UCI_ENV_VAR):
-        places.append(Path(os.environ[UCI_ENV_VAR]))
     places.append(Path("data") / "uci")
     if os.environ.get("FACEDETECT_DATA"):
         places.append(Path(os.environ["FACEDETECT_DATA"]).parent / "uci")
