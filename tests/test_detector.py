@@ -476,3 +476,19 @@ def test_evaluate_images_with_opencv_baseline(tmp_path):
     assert [b["cascade"] for b in report["opencv"]] == [
         "haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml"]
     assert (tmp_path / "curve.csv").exists() and (tmp_path / "curve.png").exists()
+
+
+@pytest.mark.skipif(__import__("numba").config.NUMBA_NUM_THREADS < 2,
+                    reason="numba has one thread here")
+def test_detections_are_identical_across_thread_counts(model, astronaut):
+    import numba
+    before = numba.get_num_threads()
+    try:
+        found = []
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            result = detect_faces(astronaut, model)
+            found.append((np.asarray(result.boxes).tolist(), np.asarray(result.scores).tolist()))
+    finally:
+        numba.set_num_threads(before)
+    assert found[0] == found[1] and found[0][0]
