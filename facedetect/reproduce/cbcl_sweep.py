@@ -55,23 +55,34 @@ def _rates(positive, scores, threshold, cost) -> dict:
             "nec": rates.nec(cost)}
 
 
-class _Fold:
-    """One fold's feature matrices: the whole training fold, its boosting part (with the
-    calibration part's matrix beside it) and the test windows."""
+class Fold:
+    """One fold's matrices: the whole training fold, its boosting part (with the
+    calibration part beside it) and the test part, each with its sort order."""
 
-    def __init__(self, images, labels, train, test, pool, calibration_split, seed):
-        self.y = labels[train]
-        values_t = np.ascontiguousarray(feature_matrix(images[train], pool, progress=False).T)
+    def __init__(self, values_t, y, X_test, y_test, calibration_split, seed):
+        self.y = y
         self.X, self.order = values_t.T, presort(values_t)
-        fit, calibration = stratified_holdout(self.y, calibration_split, seed=seed + 1)
+        fit, calibration = stratified_holdout(y, calibration_split, seed=seed + 1)
         fit_t = np.ascontiguousarray(values_t[:, fit])
-        self.X_fit, self.order_fit, self.y_fit = fit_t.T, presort(fit_t), self.y[fit]
-        self.X_cal, self.cal_positive = self.X[calibration], self.y[calibration] == 1
-        self.X_test = feature_matrix(images[test], pool, progress=False)
-        self.test_positive = labels[test] == 1
+        self.X_fit, self.order_fit, self.y_fit = fit_t.T, presort(fit_t), y[fit]
+        self.X_cal, self.cal_positive = self.X[calibration], y[calibration] == 1
+        self.X_test, self.test_positive = X_test, y_test == 1
+
+    @classmethod
+    def from_matrix(cls, X, y, train, test, calibration_split, seed):
+        """From any feature matrix (the paper's data sets)."""
+        return cls(np.ascontiguousarray(X[train].T), y[train], X[test], y[test],
+                   calibration_split, seed)
+
+    @classmethod
+    def from_windows(cls, images, labels, train, test, pool, calibration_split, seed):
+        """From CBCL windows, through the Haar pool (the matrices are computed here)."""
+        values_t = np.ascontiguousarray(feature_matrix(images[train], pool, progress=False).T)
+        return cls(values_t, labels[train], feature_matrix(images[test], pool, progress=False),
+                   labels[test], calibration_split, seed)
 
 
-def _fold_results(fold: _Fold, costs, rounds, selection, bar) -> list[dict]:
+def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
     """Rows ``{rounds, cost, method, fn, fp, nec, seconds}`` of one fold."""
     top, rows = max(rounds), []
     adaboost = AdaBoost(top).fit(fold.X_fit, fold.y_fit, order=fold.order_fit)
@@ -129,8 +140,9 @@ def run_sweep(data, costs, *, rounds=(10, 50, 200, 400), folds: int = 3, seed: i
     for k, (train, test) in enumerate(stratified_kfold(labels, folds, seed=seed)):
         if k in done:
             continue
-        fold = _Fold(data.images[subset], labels, train, test, pool, calibration_split, seed)
-        rows += [dict(row, fold=k) for row in _fold_results(fold, costs, rounds, selection, bar)]
+        fold = Fold.from_windows(data.images[subset], labels, train, test, pool,
+                                 calibration_split, seed)
+        rows += [dict(row, fold=k) for row in fold_results(fold, costs, rounds, selection, bar)]
         del fold
         if checkpoint is not None:
             atomic_write_text(checkpoint, json.dumps({"settings": settings, "rows": [
