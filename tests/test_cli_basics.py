@@ -57,3 +57,25 @@ def test_non_finite_thresholds_are_refused(capsys):
             main(argv)
         assert raised.value.code == 2
         assert "finite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["show", "m.json", "--out", "/nonexistent/f.png"], "does not exist"),
+    (["show", "m.json", "--out", "."], "is a folder"),
+    (["evaluate-images", ".", "--annotations", "a.txt", "--curve", "/nonexistent/c"],
+     "does not exist"),
+])
+def test_outputs_are_checked_before_the_work(argv, message, capsys):
+    from facedetect.cli.main import main
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_detect_output_names_are_unique(tmp_path):
+    from facedetect.cli.detect_cmd import _output_names
+    files = [tmp_path / "a.jpg", tmp_path / "a.png", tmp_path / "b" / "a.jpg", tmp_path / "c.jpg"]
+    names = _output_names(files)
+    assert len(set(names.values())) == 4
+    assert names[files[0]] == "a_faces.png" and names[files[1]] == "a_png_faces.png"
+    assert names[files[3]] == "c_faces.png"

@@ -85,11 +85,15 @@ def probability(text: str) -> float:
     return value
 
 
-def output_path(text: str) -> Path:
-    """A file path whose folder exists (argparse type)."""
-    path = Path(text)
-    if not path.parent.exists():
-        raise argparse.ArgumentTypeError(f"folder {str(path.parent)!r} does not exist")
+def check_writable(path, flag: str) -> Path:
+    """``path`` names a file that can be written (checked before any work is done)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FacedetectError(f"{flag}: folder {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise FacedetectError(f"{flag}: {str(path)!r} is a folder; name a file")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise FacedetectError(f"{flag}: {str(path)!r} is not writable")
     return path
 
 

@@ -85,13 +85,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
-def _output_for(args, image_path: Path, n_images: int) -> Path | None:
+def _output_names(files) -> dict:
+    """``{input: annotated file name}``, unique: a.jpg and a.png do not share a_faces.png."""
+    names, taken = {}, set()
+    for path in files:
+        name = f"{path.stem}_faces.png"
+        if name in taken:
+            name = f"{path.stem}_{path.suffix.lstrip('.')}_faces.png"
+        number = 2
+        while name in taken:
+            name, number = f"{path.stem}_{number}_faces.png", number + 1
+        taken.add(name)
+        names[path] = name
+    return names
+
+
+def _output_for(args, image_path: Path, names: dict) -> Path | None:
     if not args.output:
         return None
     out = Path(args.output)
-    if out.is_dir() or n_images > 1 or not out.suffix:
+    if out.is_dir() or len(names) > 1 or not out.suffix:
         out.mkdir(parents=True, exist_ok=True)
-        return out / f"{image_path.stem}_faces.png"
+        return out / names[image_path]
     if not out.parent.is_dir():
         raise FacedetectError(f"--output: folder {str(out.parent)!r} does not exist")
     return out
@@ -104,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     files = expand_inputs(args.images)
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))
-    failures, report = 0, []
+    failures, report, names = 0, [], _output_names(files)
     for path in files:
         try:
             grey = read_grey(path)
@@ -113,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                 raise FacedetectError(f"{path}: image is {grey.shape[1]}x{grey.shape[0]}, "
                                       f"smaller than the {width}x{height} window")
             found = detect_faces(grey, model, params, scanner)
-            out = _output_for(args, path, len(files))
+            out = _output_for(args, path, names)
             if out is not None:
                 annotate(grey, found.boxes, found.scores, out)
         except FacedetectError as error:

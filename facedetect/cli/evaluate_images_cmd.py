@@ -18,6 +18,7 @@ from ..detector.evaluation import (evaluation_images, opencv_baseline, read_anno
 from ..detector.images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
+from .common import check_writable
 from .detect_cmd import add_scan_options, load_detector, params_from
 
 OPENCV_CASCADES = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
@@ -77,6 +78,9 @@ def write_curve(points, baselines, path_stem, n_images):
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.curve:  # before hours of scanning, not after
+        for suffix in (".csv", ".png"):
+            check_writable(args.curve + suffix, "--curve")
     annotations = read_annotations(args.annotations)
     if not annotations:
         raise FacedetectError(f"{args.annotations}: no annotated faces")

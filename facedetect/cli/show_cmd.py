@@ -10,6 +10,7 @@ from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..plots import draw_haar_features
+from .common import check_writable
 
 
 def add_parser(subparsers) -> None:
@@ -23,6 +24,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_writable(args.out, "--out")
     model = HaarDetectorModel.load(args.model)
     if args.count < 1:
         raise FacedetectError("--count must be at least 1")

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, check_config, train_detector
-from .common import bounded_int, describe_operating_point, parse_cost, probability, standalone_main
+from .common import bounded_int, check_writable, describe_operating_point, parse_cost, probability, standalone_main
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 
@@ -80,14 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _out_path(args) -> Path:
     if args.out:
-        out = Path(args.out)
-        if not out.parent.is_dir():
-            raise FacedetectError(f"--out: folder {str(out.parent)!r} does not exist")
-        if out.is_dir():
-            raise FacedetectError(f"--out: {str(out)!r} is a folder; name a model file")
-        if not os.access(out.parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-            raise FacedetectError(f"--out: {str(out)!r} is not writable")
-        return out
+        return check_writable(args.out, "--out")
     cp, cn = (f"{c:g}" for c in args.cost)
     DEFAULT_MODEL_DIR.mkdir(parents=True, exist_ok=True)
     return DEFAULT_MODEL_DIR / f"detector_{cp}_{cn}.json"
