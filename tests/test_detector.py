@@ -492,3 +492,19 @@ def test_detections_are_identical_across_thread_counts(model, astronaut):
     finally:
         numba.set_num_threads(before)
     assert found[0] == found[1] and found[0][0]
+
+
+@pytest.mark.parametrize("line", ["a.jpg 10 10 5 20", "a.jpg 1 2 nan 4", "a.jpg 1 2 inf 4",
+                                  "a.jpg 1 2 3 4 junk", "a.jpg 1 2 3"])
+def test_bad_annotation_lines_are_refused_with_their_number(tmp_path, line):
+    path = tmp_path / "boxes.txt"
+    path.write_text("ok.jpg 1 2 30 40\n" + line + "\n")
+    with pytest.raises(FacedetectError, match=r"boxes.txt:2: expected"):
+        read_annotations(path)
+
+
+def test_non_utf8_annotations_are_one_error(tmp_path):
+    path = tmp_path / "boxes.txt"
+    path.write_bytes(b"\xff\xfe a.jpg 1 2 3 4\n")
+    with pytest.raises(FacedetectError, match="not UTF-8"):
+        read_annotations(path)

@@ -18,18 +18,24 @@ def read_annotations(path) -> dict[str, np.ndarray]:
     """``name x_min y_min x_max y_max`` per line -> {name: (n, 4) x, y, w, h boxes}."""
     boxes = defaultdict(list)
     try:
-        lines = Path(path).read_text().splitlines()
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as error:
         raise FacedetectError(f"{path}: cannot read annotations ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise FacedetectError(f"{path}: annotations are not UTF-8 text") from None
+    expected = "expected 'name x_min y_min x_max y_max' with finite x_min < x_max, y_min < y_max"
     for number, line in enumerate(lines, 1):
         parts = line.split()
         if not parts:
             continue
         try:
+            if len(parts) != 5:
+                raise ValueError
             x0, y0, x1, y1 = (float(v) for v in parts[1:5])
         except ValueError:
-            raise FacedetectError(f"{path}:{number}: expected 'name x_min y_min x_max y_max'") \
-                from None
+            raise FacedetectError(f"{path}:{number}: {expected}") from None
+        if not (np.isfinite([x0, y0, x1, y1]).all() and x0 < x1 and y0 < y1):
+            raise FacedetectError(f"{path}:{number}: {expected}")
         boxes[parts[0]].append((x0, y0, x1 - x0, y1 - y0))
     return {name: np.array(b, dtype=np.float64) for name, b in boxes.items()}
 
