@@ -508,3 +508,24 @@ def test_non_utf8_annotations_are_one_error(tmp_path):
     path.write_bytes(b"\xff\xfe a.jpg 1 2 3 4\n")
     with pytest.raises(FacedetectError, match="not UTF-8"):
         read_annotations(path)
+
+
+def test_a_declared_giant_is_refused_before_decoding(tmp_path):
+    """A tiny PNG whose header declares 100,000 x 100,000 pixels: one line, no decode."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    header = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(
+        b"IDAT", zlib.compress(b"\x00" * 10)) + chunk(b"IEND", b"")
+    path = tmp_path / "bomb.png"
+    path.write_bytes(png)
+    with pytest.raises(FacedetectError, match="10000 megapixels, above the limit"):
+        read_grey(path)
+    result = subprocess.run([sys.executable, "-m", "facedetect", "detect", str(path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "--max-pixels" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from ..detector.annotate import annotate
 from ..detector.detect import DetectionParams, detect_faces, scanner_for
-from ..detector.images import expand_inputs, read_grey
+from ..detector.images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
-from .common import EXIT_FAILURE, finite_float, standalone_main
+from .common import EXIT_FAILURE, bounded_int, finite_float, standalone_main
 
 DEFAULTS = DetectionParams()
 
@@ -81,6 +81,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", help="image files or folders")
     add_scan_options(parser)
     parser.add_argument("--output", help="annotated copy: a file (one image) or a folder")
+    parser.add_argument("--max-pixels", type=bounded_int(1, 10**11),
+                        default=DEFAULT_MAX_PIXELS, metavar="N",
+                        help="refuse images above N pixels before decoding them "
+                             f"(default {DEFAULT_MAX_PIXELS:,})")
     parser.add_argument("--json", action="store_true", help="print detections as JSON")
     parser.set_defaults(func=run)
 
@@ -122,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     failures, report, names = 0, [], _output_names(files)
     for path in files:
         try:
-            grey = read_grey(path)
+            grey = read_grey(path, args.max_pixels)
             width, height = model.window
             if grey.shape[0] < height or grey.shape[1] < width:
                 raise FacedetectError(f"{path}: image is {grey.shape[1]}x{grey.shape[0]}, "
