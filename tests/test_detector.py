@@ -529,3 +529,25 @@ def test_a_declared_giant_is_refused_before_decoding(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "--max-pixels" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_grouping_refuses_more_windows_than_its_bound(monkeypatch):
+    from facedetect.detector import grouping
+    monkeypatch.setattr(grouping, "MAX_WINDOWS", 10)
+    rects = np.tile([5, 5, 20, 20], (11, 1))
+    with pytest.raises(FacedetectError, match="raise it"):
+        group_rectangles(rects, np.zeros(11), 2)
+
+
+def test_sorted_pair_search_equals_all_pairs():
+    from facedetect.detector.grouping import _similar_pairs
+    rng = np.random.default_rng(3)
+    size = rng.integers(19, 120, 700)
+    rects = np.column_stack([rng.integers(0, 400, 700), rng.integers(0, 300, 700), size, size])
+    i, j = _similar_pairs(rects, 0.2)
+    x, y, w, h = (rects[:, k].astype(float) for k in range(4))
+    delta = 0.2 * (np.minimum(w[:, None], w) + np.minimum(h[:, None], h)) * 0.5
+    close = ((abs(x[:, None] - x) <= delta) & (abs(y[:, None] - y) <= delta)
+             & (abs(x[:, None] + w[:, None] - x - w) <= delta)
+             & (abs(y[:, None] + h[:, None] - y - h) <= delta))
+    assert sorted(zip(i.tolist(), j.tolist())) == sorted(zip(*map(list, np.nonzero(close))))

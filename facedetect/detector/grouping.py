@@ -13,22 +13,34 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-CHUNK = 2048
+CHUNK = 512
+# Above this many windows grouping would take minutes and gigabytes (the windows above a
+# threshold far below any face's score): refused with a message rather than attempted.
+MAX_WINDOWS = 400_000
 
 
 def _similar_pairs(rects: np.ndarray, eps: float):
+    """Index pairs of similar rectangles (OpenCV's rule), comparing each window only with
+    those whose x lies within the largest possible tolerance: sorted by x, a chunk's
+    candidates are one contiguous slice, so the work follows the local density, not n^2."""
     x, y, w, h = (rects[:, k].astype(np.float64) for k in range(4))
+    order = np.argsort(x, kind="stable")
+    sorted_x = x[order]
+    reach = eps * (w.max() + h.max()) * 0.5   # no pair's tolerance exceeds this
     rows, cols = [], []
     for start in range(0, len(rects), CHUNK):
-        sl = slice(start, start + CHUNK)
-        delta = eps * (np.minimum(w[sl, None], w[None]) + np.minimum(h[sl, None], h[None])) * 0.5
-        close = ((np.abs(x[sl, None] - x[None]) <= delta)
-                 & (np.abs(y[sl, None] - y[None]) <= delta)
-                 & (np.abs(x[sl, None] + w[sl, None] - x[None] - w[None]) <= delta)
-                 & (np.abs(y[sl, None] + h[sl, None] - y[None] - h[None]) <= delta))
+        mine = order[start:start + CHUNK]
+        low = np.searchsorted(sorted_x, sorted_x[start] - reach, "left")
+        high = np.searchsorted(sorted_x, sorted_x[mine.size + start - 1] + reach, "right")
+        other = order[low:high]
+        delta = eps * (np.minimum(w[mine, None], w[other]) + np.minimum(h[mine, None], h[other])) * 0.5
+        close = ((np.abs(x[mine, None] - x[other]) <= delta)
+                 & (np.abs(y[mine, None] - y[other]) <= delta)
+                 & (np.abs(x[mine, None] + w[mine, None] - x[other] - w[other]) <= delta)
+                 & (np.abs(y[mine, None] + h[mine, None] - y[other] - h[other]) <= delta))
         i, j = np.nonzero(close)
-        rows.append(i + start)
-        cols.append(j)
+        rows.append(mine[i])
+        cols.append(other[j])
     return np.concatenate(rows), np.concatenate(cols)
 
 
@@ -43,6 +55,10 @@ def group_rectangles(rects, scores, min_neighbors: int = 3, eps: float = 0.2):
     scores = np.asarray(scores, dtype=np.float64)
     if min_neighbors <= 0 or len(rects) == 0:
         return rects.copy(), scores.copy(), np.ones(len(rects), dtype=np.int64)
+    if len(rects) > MAX_WINDOWS:
+        from ..errors import FacedetectError
+        raise FacedetectError(f"{len(rects):,} windows to group, more than {MAX_WINDOWS:,}: "
+                              "the threshold is far below any face's score; raise it")
     i, j = _similar_pairs(rects, eps)
     graph = coo_matrix((np.ones(len(i), bool), (i, j)), shape=(len(rects),) * 2)
     n_groups, labels = connected_components(graph, directed=False)
