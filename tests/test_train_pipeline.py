@@ -403,3 +403,10 @@ def test_bad_roc_points_is_one_line(small_cbcl, tmp_path):
     result = run_cli("evaluate", "nothing.json", "--roc-points", "-3")
     assert result.returncode == 2 and "2..1000" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_matrix_beyond_memory_is_refused_before_allocation(small_cbcl, tmp_path):
+    result = run_cli("train", "--rounds", "2", "--data", str(small_cbcl), "--quiet", "--out",
+                     str(tmp_path / "m.json"), "--jitter", "1000")
+    assert result.returncode == 1 and "GiB" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

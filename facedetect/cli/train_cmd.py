@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="split seed, 0..2^32-1 (default 0)")
     parser.add_argument("--mirror", action="store_true",
                         help="also train on every training face flipped left to right")
-    parser.add_argument("--jitter", type=int, default=0, metavar="N",
+    parser.add_argument("--jitter", type=bounded_int(0, 1000), default=0, metavar="N",
                         help="also train on N slightly turned, scaled and shifted copies of "
                              "every training face (default 0)")
     parser.add_argument("--calibration-split", type=float, default=0.2, metavar="F",

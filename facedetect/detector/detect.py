@@ -42,8 +42,9 @@ class DetectionParams:
 
     def validate(self):
         from ..errors import FacedetectError
-        if not self.scale_factor > 1.0:
-            raise FacedetectError("--scale-factor must be greater than 1")
+        if not 1.001 <= self.scale_factor <= 10:
+            # Below 1.001 the pyramid has thousands of levels per octave: no end in sight.
+            raise FacedetectError("--scale-factor must be in [1.001, 10]")
         if self.step not in ("auto", "refine") and not (isinstance(self.step, int)
                                                         and self.step >= 1):
             raise FacedetectError("--step must be a positive integer, 'auto' or 'refine'")

@@ -6,6 +6,7 @@ the held-out file names, so evaluation can refuse to leak.
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from contextlib import contextmanager
@@ -140,6 +141,21 @@ def check_config(config: TrainConfig) -> None:
         raise FacedetectError("a prior needs a calibration split (calibration_split > 0)")
 
 
+def check_memory(n_windows: int, n_features: int) -> None:
+    """Refuse a feature matrix (float32 plus its sort order) that this machine cannot hold,
+    before allocating it."""
+    needed = n_windows * n_features * (4 + (2 if n_windows <= 0x7FFF else 4))
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if needed > 0.8 * total:
+        raise FacedetectError(f"{n_windows:,} training windows need {needed / 2**30:.1f} GiB "
+                              f"for features, more than this machine's "
+                              f"{total / 2**30:.1f} GiB allows: use fewer jittered copies or "
+                              "bootstrap windows")
+
+
 def window_operating_point(model: HaarDetectorModel, images, labels,
                            config: TrainConfig) -> dict:
     """The operating point on the calibration windows, as the model file stores it."""
@@ -207,6 +223,10 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
         checkpoint = Path(str(out) + ".checkpoint.json")
     state = load_checkpoint(checkpoint, run_config) if resume else None
     pool = haar_feature_pool(19, 19)
+    faces = int((cbcl.labels[train] == 1).sum())
+    mirrored = faces * 2 if config.mirror else faces   # the faces jitter copies
+    check_memory(len(train) + (mirrored - faces) + mirrored * config.jitter
+                 + bootstrap_rounds * bootstrap_limit, len(pool))
     base_images, base_labels = training_windows(cbcl.images[train], cbcl.labels[train],
                                                 config.mirror, config.jitter, config.seed)
     extra = np.empty((0, 19, 19), np.uint8)
@@ -214,6 +234,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     for stage in range(bootstrap_rounds + 1):
         images = np.concatenate([base_images, extra])
         y = np.concatenate([base_labels, np.zeros(len(extra), base_labels.dtype)])
+        check_memory(len(images), len(pool))
         feature_start = time.perf_counter()
         X = feature_matrix(images, pool, progress=progress)
         order = presort(X.T)
