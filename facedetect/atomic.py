@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import FacedetectError
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -29,3 +33,27 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextmanager
+def exclusive_output(path: str | os.PathLike):
+    """Hold ``<path>.lock`` for the duration: a second writer of the same output (and of
+    its checkpoint) is refused at once instead of silently replacing the first's work.
+
+    The lock is an ``flock`` on an open file, so a killed holder releases it; the lock
+    file itself is removed on a clean exit.
+    """
+    lock_path = Path(str(path) + ".lock")
+    handle = open(lock_path, "a")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FacedetectError(f"{path}: another run is writing this output now (lock "
+                                  f"{lock_path}); wait for it or choose another --out") from None
+        try:
+            yield
+        finally:
+            lock_path.unlink(missing_ok=True)
+    finally:
+        handle.close()

@@ -410,3 +410,15 @@ def test_a_matrix_beyond_memory_is_refused_before_allocation(small_cbcl, tmp_pat
                      str(tmp_path / "m.json"), "--jitter", "1000")
     assert result.returncode == 1 and "GiB" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_second_writer_of_the_same_output_is_refused(tmp_path):
+    from facedetect.atomic import exclusive_output
+    out = tmp_path / "m.json"
+    with exclusive_output(out):
+        with pytest.raises(FacedetectError, match="another run is writing"):
+            with exclusive_output(out):
+                pass
+    assert not (tmp_path / "m.json.lock").exists()
+    with exclusive_output(out):   # free again
+        pass

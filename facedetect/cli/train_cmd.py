@@ -8,6 +8,7 @@ import math
 import sys
 from pathlib import Path
 
+from ..atomic import exclusive_output
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, check_config, train_detector
@@ -111,11 +112,13 @@ def run(args: argparse.Namespace) -> int:
         negatives, _ = load_negative_images(args.negatives)
     elif args.negatives:
         raise FacedetectError("--negatives needs --bootstrap-rounds K (K >= 1)")
-    result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
-                            resume=args.resume, progress=not (args.quiet or args.json), log=log,
-                            negatives=negatives, bootstrap_rounds=args.bootstrap_rounds,
-                            bootstrap_limit=args.bootstrap_limit,
-                            bootstrap_threshold=args.bootstrap_threshold)
+    with exclusive_output(out):
+        result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
+                                resume=args.resume, progress=not (args.quiet or args.json),
+                                log=log, negatives=negatives,
+                                bootstrap_rounds=args.bootstrap_rounds,
+                                bootstrap_limit=args.bootstrap_limit,
+                                bootstrap_threshold=args.bootstrap_threshold)
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,
