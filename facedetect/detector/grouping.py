@@ -16,7 +16,7 @@ from scipy.sparse.csgraph import connected_components
 CHUNK = 512
 # Above this many windows grouping would take minutes and gigabytes (the windows above a
 # threshold far below any face's score): refused with a message rather than attempted.
-MAX_WINDOWS = 400_000
+MAX_WINDOWS = 100_000
 
 
 def _similar_pairs(rects: np.ndarray, eps: float):
