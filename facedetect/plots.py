@@ -38,15 +38,18 @@ def cost_space_figure(families: dict, path, title: str = "Cost space") -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    top = 0.0
     for (label, (fn_rates, fp_rates)), colour in zip(families.items(), colours):
         for fn, fp in zip(fn_rates, fp_rates):
             ax.plot([0, 1], [fp, fn], color=colour, alpha=0.25, linewidth=0.8)
         grid, envelope = lower_envelope(fn_rates, fp_rates)
+        top = max(top, float(envelope.max()))
         ax.plot(grid, envelope, color=colour, linewidth=2.2, label=f"{label} lower envelope")
     ax.set_xlabel("probability cost function PCF")
     ax.set_ylabel("normalised expected cost NEC")
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 0.5)
+    # Zoom on the envelopes (the comparison), not on the worst single classifier.
+    ax.set_ylim(0, min(0.5, max(0.02, 1.6 * top)))
     ax.set_title(title)
     ax.legend(loc="upper right")
     try:
