@@ -139,6 +139,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--uci", default="../shared/datasets/uci")
     parser.add_argument("--cbcl", help="also run part 2 on this CBCL folder")
     parser.add_argument("--cbcl-rounds", type=int, default=200)
+    parser.add_argument("--cbcl-costs", default="1,10;1,1;10,1",
+                        help="costs for part 2, e.g. '1,10;10,1'")
     parser.add_argument("--skip-paper-sets", action="store_true")
     args = parser.parse_args(argv)
     results = {"machine": machine()}
@@ -146,7 +148,8 @@ def main(argv=None) -> dict:
         results["paper_sets"] = paper_sets(args.uci, PAPER_COSTS)
     if args.cbcl:
         results["cbcl_rounds"] = args.cbcl_rounds
-        results["cbcl"] = cbcl_split(args.cbcl, args.cbcl_rounds, [(1, 10), (1, 1), (10, 1)])
+        costs = [tuple(float(c) for c in pair.split(",")) for pair in args.cbcl_costs.split(";")]
+        results["cbcl"] = cbcl_split(args.cbcl, args.cbcl_rounds, costs)
     write_results("operating_point", results, markdown(results))
     return results
 
