@@ -79,3 +79,13 @@ def test_detect_output_names_are_unique(tmp_path):
     assert len(set(names.values())) == 4
     assert names[files[0]] == "a_faces.png" and names[files[1]] == "a_png_faces.png"
     assert names[files[3]] == "c_faces.png"
+
+
+def test_errors_carry_the_command_name(tmp_path):
+    for argv, prefix in (([sys.executable, "-m", "facedetect", "evaluate", "missing.json"],
+                          "facedetect evaluate: error:"),
+                         ([sys.executable, "-c", "import sys; from facedetect.cli.evaluate_cmd "
+                           "import main; sys.exit(main(['missing.json']))"],
+                          "evaluate-detector: error:")):
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert result.returncode == 1 and result.stderr.startswith(prefix), result.stderr

@@ -15,18 +15,20 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
 
-def run_safely(function, args) -> int:
-    """Run a command; a user-facing error becomes one line on stderr and a non-zero exit."""
+def run_safely(function, args, prog: str = "facedetect") -> int:
+    """Run a command; a user-facing error becomes one line on stderr, prefixed with the
+    command's own name (``train-detector: error: ...``), and a non-zero exit."""
+    args.prog = prog
     try:
         return int(function(args) or 0)
     except FacedetectError as error:
-        print(f"facedetect: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
-        print("facedetect: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
-        print("facedetect: error: out of memory", file=sys.stderr)
+        print(f"{prog}: error: out of memory", file=sys.stderr)
         return EXIT_FAILURE
     except BrokenPipeError:
         # The reader went away (``detect ... | head``): stop quietly, as Unix tools do.
@@ -120,4 +122,4 @@ def standalone_main(prog: str, description: str, configure, argv=None) -> int:
     parser = OneLineErrorParser(prog=prog, description=description)
     configure(parser)
     args = parser.parse_args(argv)
-    return run_safely(args.func, args)
+    return run_safely(args.func, args, prog)

@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             if out is not None:
                 annotate(grey, found.boxes, found.scores, out)
         except FacedetectError as error:
-            print(f"facedetect: error: {error}", file=sys.stderr)
+            print(f"{getattr(args, 'prog', 'detect')}: error: {error}", file=sys.stderr)
             failures += 1
             continue
         faces = [{"box": [round(float(v), 1) for v in box], "score": round(float(score), 3),

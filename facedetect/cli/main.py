@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return run_safely(args.func, args)
+    return run_safely(args.func, args, f"facedetect {args.command}")
 
 
 if __name__ == "__main__":
