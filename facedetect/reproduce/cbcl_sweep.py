@@ -32,8 +32,8 @@ from ..haar import feature_matrix, haar_feature_pool
 from ..errors import FacedetectError
 from ..metrics import binary_rates
 from ..training import AdaBoost, AdaBoostDB
-from ..training.operating_point import (cost_optimal_threshold, fit_calibration,
-                                        probability_threshold)
+from ..training.operating_point import (choose_operating_point, cost_optimal_threshold,
+                                        fit_calibration, probability_threshold)
 from ..training.stumps import presort
 
 METHODS = ("db-raw", "db-op", "db-emp", "adamec")
@@ -102,8 +102,7 @@ def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
         bar.update(1)
         for r in rounds:
             empirical = cost_optimal_threshold(op_cal[r], fold.cal_positive, cost)[0]
-            platt = fit_calibration(op_cal[r], fold.cal_positive, "sigmoid")
-            bayes = probability_threshold(platt, cost, scores=op_cal[r])[0]
+            bayes = choose_operating_point(op_cal[r], fold.cal_positive, cost).threshold
             ada_threshold = probability_threshold(maps[r], cost, scores=ada_cal[r])[0]
             for method, scores, cut in (("db-raw", raw_test[r], 0.0),
                                         ("db-op", op_test[r], bayes),

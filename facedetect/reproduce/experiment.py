@@ -16,7 +16,7 @@ from ..data import stratified_kfold
 from ..metrics import binary_rates, probability_cost
 from ..data import stratified_holdout
 from ..training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
-from ..training.operating_point import fit_calibration, probability_threshold
+from ..training.operating_point import choose_operating_point
 from ..training.rules import RULES
 from ..training.stumps import presort
 
@@ -117,12 +117,8 @@ def timed_fit(factory, rounds, cost, X, y, order, repeats: int):
 
 def staged_operating_thresholds(model, X_cal, y_cal, cost) -> list[float]:
     """The operating point after every round: Platt on the calibration scores, Bayes cut."""
-    positive = y_cal == 1
-    thresholds = []
-    for scores in model.staged_decision_function(X_cal):
-        platt = fit_calibration(scores, positive, "sigmoid")
-        thresholds.append(probability_threshold(platt, cost, scores=scores)[0])
-    return thresholds
+    return [choose_operating_point(scores, y_cal == 1, cost).threshold
+            for scores in model.staged_decision_function(X_cal)]
 
 
 def _calibration_parts(X_train, y_train, seed):

@@ -16,7 +16,7 @@ def _calibrated(meta) -> bool:
 
 
 class CostSensitiveThreshold(ClassifierMixin, BaseEstimator):
-    """Fit ``estimator``, then put its threshold where the expected cost is least.
+    """Fit ``estimator``, then choose its cost-aware operating point on unseen scores.
 
     The threshold is chosen from scores the fitted model did not train on: with
     ``cv`` a fraction, a stratified calibration split is carved from the training data
