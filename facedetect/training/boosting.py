@@ -31,7 +31,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .roots import normalized_costs, round_loss, solve_alpha, static_parameters
-from .rules import RULES, RoundState, min_loss_brute_force
+from .binned import BinnedFeatures
+from .rules import RULES, RoundState, min_loss_brute_force, select_binned
 from .stumps import presort, stump_predict, stump_threshold
 
 
@@ -161,6 +162,8 @@ class BoostedStumps(ClassifierMixin, BaseEstimator):
         return 0.5, 0.5
 
     def _select(self, state: RoundState):
+        if state.binned is not None:
+            return select_binned(self.selection, self.search, state)
         return RULES[(self.selection, self.search)](state)
 
     def _alpha(self, choice, state: RoundState) -> float:
@@ -200,7 +203,8 @@ class BoostedStumps(ClassifierMixin, BaseEstimator):
         self.class_masses_ = (mass_pos / total, mass_neg / total)
         return TrainingState(weights)
 
-    def _round_state(self, state: TrainingState, values_t, order, is_positive) -> RoundState:
+    def _round_state(self, state: TrainingState, values_t, order, is_positive,
+                     binned=None) -> RoundState:
         mass_pos, mass_neg = self.class_masses_
         # p / q = Wp Ap / (Wn An), in logs so tiny accumulators cannot underflow to 0/0.
         log_ratio = (math.log(mass_neg) + state.log_acc_neg
@@ -210,7 +214,8 @@ class BoostedStumps(ClassifierMixin, BaseEstimator):
         q = 1.0 / (1.0 + math.exp(min(-log_ratio, 700.0)))
         cp, cn = self._update_costs()
         a, b = static_parameters(p, q, cp, cn)
-        return RoundState(values_t, order, state.weights, is_positive, p, q, a, b, cp, cn)
+        return RoundState(values_t, order, state.weights, is_positive, p, q, a, b, cp, cn,
+                          binned)
 
     def fit(self, X, y, sample_weight=None, *, order=None, callback=None,
             state: TrainingState | None = None):
@@ -259,12 +264,37 @@ class BoostedStumps(ClassifierMixin, BaseEstimator):
             order = presort(values_t)
         elif order.shape != values_t.shape:
             raise ValueError("order does not match X")
+        return self._fit_loop(values_t, order, None, is_positive, sample_weight, callback,
+                              state)
+
+    def fit_binned(self, binned: BinnedFeatures, y, sample_weight=None, *, callback=None,
+                   state: TrainingState | None = None):
+        """Train on compact features (:class:`.binned.BinnedFeatures`, one byte per sample
+        and feature) instead of a float matrix: the stumps' thresholds are the bins' cut
+        values. Same parameters as :meth:`fit`, with ``binned`` for ``X``."""
+        self._check_params()
+        n_features, n_samples = binned.shape
+        if n_samples < 2:
+            raise ValueError(f"training needs at least two samples, got {n_samples} sample")
+        is_positive, self.classes_ = check_labels(np.asarray(y), n_samples)
+        self.n_features_in_ = n_features
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, n_samples)
+            if (sample_weight == 0).any():
+                keep = sample_weight > 0
+                binned, is_positive = binned.subset(keep), is_positive[keep]
+                sample_weight = sample_weight[keep]
+                if is_positive.all() or not is_positive.any():
+                    raise ValueError("sample_weight gives a class zero total weight")
+        return self._fit_loop(None, None, binned, is_positive, sample_weight, callback, state)
+
+    def _fit_loop(self, values_t, order, binned, is_positive, sample_weight, callback, state):
         if state is None:
             state = self._initial_state(is_positive, sample_weight)
         else:
             self._initial_state(is_positive, sample_weight)
         while len(state.alphas) < self.n_rounds and not state.finished:
-            self._boost_once(state, values_t, order, is_positive)
+            self._boost_once(state, values_t, order, is_positive, binned)
             if callback is not None:  # the fitted attributes are rebuilt only when read
                 self._set_fitted(state)
                 callback(self, state)
@@ -275,16 +305,19 @@ class BoostedStumps(ClassifierMixin, BaseEstimator):
         self.training_state_ = state
         return self
 
-    def _boost_once(self, state: TrainingState, values_t, order, is_positive):
+    def _boost_once(self, state: TrainingState, values_t, order, is_positive, binned=None):
         start = time.perf_counter()
-        round_state = self._round_state(state, values_t, order, is_positive)
+        round_state = self._round_state(state, values_t, order, is_positive, binned)
         choice = self._select(round_state)
         if choice is None:  # nothing with a positive alpha is left
             state.finished = True
             return
         f, k, polarity = choice["feature"], choice["position"], choice["polarity"]
-        threshold = stump_threshold(values_t, order, f, k)
-        outputs = stump_predict(values_t[f], threshold, polarity)
+        if binned is not None:
+            threshold, outputs = binned.threshold(f, k), binned.outputs(f, k, polarity)
+        else:
+            threshold = stump_threshold(values_t, order, f, k)
+            outputs = stump_predict(values_t[f], threshold, polarity)
         # The search ranks candidates by errors from running sums, where "1 - sum" can be
         # off by 1e-16 absolute; with a large alpha that is a large factor. The chosen
         # stump's alpha is solved from its errors summed directly.
@@ -417,6 +450,8 @@ class CostSensitiveAdaBoost(BoostedStumps):
         self.solver = solver
 
     def _select(self, state: RoundState):
+        if state.binned is not None:
+            return select_binned(self.selection, self.search, state)
         if self.solver not in ("vectorized", "scalar", "scipy"):
             raise ValueError("solver must be 'vectorized', 'scalar' or 'scipy', "
                              f"got {self.solver!r}")

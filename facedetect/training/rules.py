@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .binned import BinnedFeatures, binned_root_search
 from .roots import cs_solve_each, cs_solve_scipy, cs_solve_vectorized, loss_vectorized
 from .search import conditional_root_search, exhaustive_root_search, hull_loss_search
 from .stumps import candidate_errors
@@ -30,6 +31,7 @@ class RoundState:
     b: float
     cp: float
     cn: float
+    binned: BinnedFeatures | None = None   # compact features instead of values_t / order
 
 
 def max_root_conditional(state: RoundState):
@@ -95,6 +97,17 @@ def min_loss_brute_force(state: RoundState, solver: str = "vectorized",
     if best is not None:
         best["roots"] = roots
     return best
+
+
+def select_binned(selection: str, search: str, state: RoundState):
+    """The rule on compact features: the largest root, conditionally or exhaustively.
+    Minimum-loss selection (Cost-Sensitive AdaBoost, ``selection="loss"``) needs the
+    exact features."""
+    if selection != "root":
+        raise ValueError("minimum-loss selection (Cost-Sensitive AdaBoost, selection="
+                         "'loss') needs exact features: train with exact storage")
+    return binned_root_search(state.binned, state.weights, state.is_positive, state.a,
+                              state.b, state.cp, state.cn, exhaustive=search == "exhaustive")
 
 
 RULES = {

@@ -1,0 +1,149 @@
+"""Compact (binned) features: edges, bins and the histogram stump search against brute force."""
+
+import numpy as np
+import pytest
+
+from facedetect.training.binned import (MAX_EDGES, BinnedFeatures, binned_candidate_errors,
+                                        binned_root_search, quantile_bins)
+from facedetect.training.roots import solve_alpha, static_parameters
+from facedetect.training.search import conditional_root_search
+from facedetect.training.stumps import presort
+
+
+def _brute_force_max_root(binned, weights, is_positive, a, b, cp, cn):
+    e_pos, e_neg, valid = binned_candidate_errors(binned, weights, is_positive)
+    best, best_root = None, 0.0
+    n_features = binned.shape[0]
+    for f in range(n_features):          # (feature, cut, polarity) order: first root wins
+        for k in range(MAX_EDGES):
+            if not valid[f, k]:
+                continue
+            for side, polarity in enumerate((1, -1)):
+                root = solve_alpha(e_pos[f, side, k], e_neg[f, side, k], a, b, cp, cn)
+                if root > best_root:
+                    best_root, best = root, (f, k, polarity)
+    return best, best_root
+
+
+def _problem(seed, n=300, n_features=40, levels=None):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(n_features, n)).astype(np.float32)
+    if levels:
+        values = np.round(values * levels) / levels  # ties, few distinct values
+    is_positive = rng.random(n) < 0.4
+    values[:5, is_positive] += 0.8                   # a few informative features
+    weights = rng.random(n) + 0.01
+    weights[is_positive] /= weights[is_positive].sum()
+    weights[~is_positive] /= weights[~is_positive].sum()
+    return values, weights, is_positive
+
+
+def test_edges_are_increasing_and_bins_match_the_threshold_test():
+    values, _, _ = _problem(0, n=2000, n_features=8)
+    binned, edges, n_edges = quantile_bins(values)
+    for f in range(len(values)):
+        e = edges[f, :n_edges[f]]
+        assert np.all(np.diff(e) > 0) and 0 < n_edges[f] <= MAX_EDGES
+        assert np.isinf(edges[f, n_edges[f]:]).all()
+        # value > edge k exactly when bin > k: the stored float threshold is the stump
+        for k in (0, n_edges[f] // 2, n_edges[f] - 1):
+            np.testing.assert_array_equal(values[f] > e[k], binned[f] > k)
+
+
+def test_few_distinct_values_are_kept_exactly():
+    values = np.array([[5, 1, 1, 3, 5, 2]], np.float32)
+    bins, edges, n_edges = quantile_bins(values)
+    assert edges[0, :n_edges[0]].tolist() == [1.0, 2.0, 3.0]
+    assert bins.tolist() == [[3, 0, 0, 2, 3, 1]]
+
+
+def test_edges_sit_at_the_quantiles():
+    values = np.arange(1000, dtype=np.float32)[None, ::-1].copy()
+    bins, edges, n_edges = quantile_bins(values)
+    assert n_edges[0] == MAX_EDGES
+    np.testing.assert_array_equal(edges[0], np.arange(1, 256) * 1000 // 256)
+    assert np.bincount(bins[0]).min() >= 3 and np.bincount(bins[0]).max() <= 5
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cost", [(1.0, 1.0), (1.0, 0.1), (0.2, 1.0)])
+@pytest.mark.parametrize("exhaustive", [False, True])
+def test_root_search_equals_brute_force(seed, cost, exhaustive):
+    values, weights, is_positive = _problem(seed, levels=4 if seed % 2 else None)
+    binned = BinnedFeatures.from_values(values)
+    p = 0.3 + 0.1 * seed
+    cp, cn = cost
+    a, b = static_parameters(p, 1 - p, cp, cn)
+    expected, root = _brute_force_max_root(binned, weights, is_positive, a, b, cp, cn)
+    found = binned_root_search(binned, weights, is_positive, a, b, cp, cn, exhaustive)
+    assert (found["feature"], found["position"], found["polarity"]) == expected
+    assert found["score"] == pytest.approx(root, rel=1e-12)  # sums in another order
+
+
+def test_conditional_solves_fewer_roots_than_exhaustive():
+    values, weights, is_positive = _problem(1, n=500, n_features=200)
+    binned = BinnedFeatures.from_values(values)
+    a, b = static_parameters(0.5, 0.5, 1.0, 0.1)
+    fast = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.1, False)
+    full = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.1, True)
+    assert fast["feature"] == full["feature"] and fast["position"] == full["position"]
+    assert fast["roots"] < full["roots"] / 5
+
+
+def test_equals_the_exact_search_when_the_bins_are_the_values():
+    # With at most 256 distinct values the bins lose nothing: same stump as the exact search.
+    values, weights, is_positive = _problem(3, levels=3)
+    binned = BinnedFeatures.from_values(values)
+    assert (binned.n_edges < MAX_EDGES).all()
+    a, b = static_parameters(0.5, 0.5, 1.0, 0.5)
+    exact = conditional_root_search(presort(values), weights, is_positive, a, b, 1.0, 0.5)
+    found = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.5)
+    assert (found["feature"], found["polarity"]) == (exact["feature"], exact["polarity"])
+    assert found["score"] == pytest.approx(exact["score"], rel=1e-12)
+    f = found["feature"]
+    threshold = binned.threshold(f, found["position"])
+    sorted_values = np.sort(values[f])
+    assert sorted_values[exact["position"]] == threshold  # the exact cut's lower value
+
+
+def test_alpha0_and_feature_offset_continue_a_search_over_blocks():
+    values, weights, is_positive = _problem(4, n_features=60)
+    binned = BinnedFeatures.from_values(values)
+    a, b = static_parameters(0.5, 0.5, 1.0, 0.3)
+    whole = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.3)
+    first = binned_root_search(BinnedFeatures(binned.bins[:30], binned.edges[:30],
+                                              binned.n_edges[:30]), weights, is_positive,
+                               a, b, 1.0, 0.3)
+    second = binned_root_search(BinnedFeatures(binned.bins[30:], binned.edges[30:],
+                                               binned.n_edges[30:]), weights, is_positive,
+                                a, b, 1.0, 0.3, alpha0=first["score"], feature_offset=30)
+    merged = second if second is not None and second["score"] > first["score"] else first
+    assert (merged["feature"], merged["position"]) == (whole["feature"], whole["position"])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AdaBoostDB(15, (1, 4)),
+    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AdaBoostDB(
+        15, (3, 1), search="exhaustive"),
+    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AdaBoost(15),
+    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AsymmetricInitAdaBoost(
+        15, (1, 5)),
+])
+def test_boosting_on_bins_equals_boosting_on_the_values(make):
+    # Few distinct values: the bins are the values, so each round picks the same stump.
+    values, _, is_positive = _problem(5, n=400, levels=3)
+    exact = make().fit(values.T, is_positive)
+    compact = make().fit_binned(BinnedFeatures.from_values(values), is_positive)
+    np.testing.assert_array_equal(compact.features_, exact.features_)
+    np.testing.assert_array_equal(compact.polarities_, exact.polarities_)
+    np.testing.assert_allclose(compact.alphas_, exact.alphas_, rtol=1e-9)
+    np.testing.assert_array_equal(compact.predict(values.T), exact.predict(values.T))
+    assert compact.n_features_in_ == values.shape[0]
+
+
+def test_minimum_loss_selection_asks_for_exact_features():
+    from facedetect.training.boosting import CostSensitiveAdaBoost
+    values, _, is_positive = _problem(0)
+    with pytest.raises(ValueError, match="exact"):
+        CostSensitiveAdaBoost(3, (1, 2)).fit_binned(BinnedFeatures.from_values(values),
+                                                    is_positive)
