@@ -147,3 +147,19 @@ def test_minimum_loss_selection_asks_for_exact_features():
     with pytest.raises(ValueError, match="exact"):
         CostSensitiveAdaBoost(3, (1, 2)).fit_binned(BinnedFeatures.from_values(values),
                                                     is_positive)
+
+
+def test_a_search_in_chunks_equals_the_whole_search():
+    values, weights, is_positive = _problem(2, n_features=50)
+    binned = BinnedFeatures.from_values(values)
+    a, b = static_parameters(0.4, 0.6, 0.5, 1.0)
+    released = []
+    chunked = BinnedFeatures(binned.bins, binned.edges, binned.n_edges, chunk_rows=7,
+                             release=lambda start, stop: released.append((start, stop)))
+    for exhaustive in (False, True):
+        whole = binned_root_search(binned, weights, is_positive, a, b, 0.5, 1.0, exhaustive)
+        parts = binned_root_search(chunked, weights, is_positive, a, b, 0.5, 1.0, exhaustive)
+        assert {k: whole[k] for k in whole if k != "roots"} == \
+            {k: parts[k] for k in parts if k != "roots"}
+    assert released[:8] == [(0, 7), (7, 14), (14, 21), (21, 28), (28, 35), (35, 42),
+                            (42, 49), (49, 50)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numba
 import numpy as np
@@ -106,11 +107,18 @@ def quantile_bins(values_t: np.ndarray, out: np.ndarray | None = None):
 
 @dataclass
 class BinnedFeatures:
-    """A feature-major ``(n_features, n_samples)`` uint8 bin matrix and its cut values."""
+    """A feature-major ``(n_features, n_samples)`` uint8 bin matrix and its cut values.
+
+    ``bins`` may be a memory map (:mod:`.storage`): the search then reads ``chunk_rows``
+    features at a time and calls ``release(start, stop)`` after each chunk, so that only
+    one chunk is resident.
+    """
 
     bins: np.ndarray       # (F, n) uint8, C-contiguous
     edges: np.ndarray      # (F, 255) float32, +inf past n_edges
     n_edges: np.ndarray    # (F,) int64
+    chunk_rows: int | None = None
+    release: Callable[[int, int], None] | None = None
 
     @classmethod
     def from_values(cls, values_t: np.ndarray) -> "BinnedFeatures":
@@ -228,23 +236,46 @@ def binned_root_search(binned: BinnedFeatures, weights, is_positive, a, b, cp, c
     ``cp == cn`` also AdaBoost's least weighted error). The result has the keys of
     :func:`.search.conditional_root_search`, with ``position`` the cut index; None when no
     candidate has a positive root (or beats ``alpha0``).
+
+    Chunks of features are searched in order, each starting from the best root so far, so
+    a later chunk wins only with a strictly larger root: the lowest index keeps a tie.
     """
-    bins = binned.bins
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    is_positive = np.ascontiguousarray(is_positive, dtype=np.bool_)
+    n_features = binned.shape[0]
+    chunk = binned.chunk_rows or n_features
+    best, roots = None, 0
+    for start in range(0, n_features, chunk):
+        stop = min(n_features, start + chunk)
+        found = _search_rows(binned.bins[start:stop], feature_offset + start, weights,
+                             is_positive, a, b, cp, cn, exhaustive,
+                             best["score"] if best else alpha0)
+        if binned.release is not None:
+            binned.release(start, stop)
+        if found is None:
+            continue
+        roots += found["roots"]
+        if best is None or found["score"] > best["score"]:
+            best = found
+    if best is None or not best["score"] > 0.0:
+        return None
+    return dict(best, roots=roots)
+
+
+def _search_rows(bins, feature_offset, weights, is_positive, a, b, cp, cn, exhaustive,
+                 alpha0):
     n_blocks = min(N_BLOCKS, max(1, bins.shape[0] // 64))
     best_alpha = np.full(n_blocks, -np.inf)
     best_id = np.full((n_blocks, 4), -1, np.int64)
     best_err = np.zeros((n_blocks, 2))
     roots = np.zeros(n_blocks, np.int64)
-    _root_kernel(bins, feature_offset, np.ascontiguousarray(weights, dtype=np.float64),
-                 np.ascontiguousarray(is_positive, dtype=np.bool_), a, b, cp, cn,
-                 float(alpha0), bool(exhaustive), best_alpha, best_id, best_err, roots)
+    _root_kernel(bins, feature_offset, weights, is_positive, a, b, cp, cn, float(alpha0),
+                 bool(exhaustive), best_alpha, best_id, best_err, roots)
     valid = np.flatnonzero(best_id[:, 0] >= 0)
     if valid.size == 0:
         return None
     tied = valid[best_alpha[valid] == best_alpha[valid].max()]
     winner = tied[np.argmin(best_id[tied, 3])]
-    if not best_alpha[winner] > 0.0:
-        return None
     f, k, polarity = (int(v) for v in best_id[winner, :3])
     return {"feature": f, "position": k, "polarity": polarity,
             "e_pos": float(best_err[winner, 0]), "e_neg": float(best_err[winner, 1]),

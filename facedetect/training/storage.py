@@ -1,0 +1,149 @@
+"""Where the training features live, within a memory setting.
+
+- **exact** (the paper's): every feature as float32 plus its uint16/uint32 sort order, about
+  six bytes per window and feature, all in memory. The stump search is over every
+  threshold between two training values.
+- **compact** (the default for detectors): one uint8 quantile bin per window and feature
+  (:mod:`.binned`). It is computed a block of features at a time, so the float values
+  never exist all at once. When the bins exceed the memory setting they go to an unlinked
+  temporary file, mapped, and each round reads them a chunk at a time, dropping each
+  chunk's pages after its search: the resident set stays near one chunk at any amount of
+  data, at the price of re-reading the file (from the page cache, if the machine has room).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import FacedetectError
+from ..haar import feature_matrix
+from .binned import BinnedFeatures, quantile_bins
+from .stumps import presort
+
+DEFAULT_MEMORY_GB = 3.0
+# Compact storage: the float32 values of one block of features are computed, binned and
+# dropped. A block is at most this share of the memory setting.
+BLOCK_SHARE = 8
+MIN_BLOCK_FEATURES = 64
+
+
+def exact_bytes(n_windows: int, n_features: int) -> int:
+    """float32 values plus the sort order (uint16 up to 32,767 windows, else uint32)."""
+    return n_windows * n_features * (4 + (2 if n_windows <= 0x7FFF else 4))
+
+
+def minimum_memory(n_windows: int) -> int:
+    """The least memory setting compact storage works with: one block of features as
+    float32 and as bins, twice over (the spill chunk beside the block being computed)."""
+    return 2 * MIN_BLOCK_FEATURES * n_windows * (4 + 1)
+
+
+def check_memory_setting(memory: int, n_windows: int, n_features: int, exact: bool) -> None:
+    """Refuse a setting the job cannot run in, naming what it needs."""
+    if exact:
+        needed = exact_bytes(n_windows, n_features)
+        if needed > memory:
+            raise FacedetectError(
+                f"exact features for {n_windows:,} windows x {n_features:,} features need "
+                f"{needed / 2**30:.2f} GiB, more than the memory setting "
+                f"{memory / 2**30:.2f} GiB: raise --memory or drop --exact (compact "
+                "features take a sixth of that and can spill to disk)")
+        return
+    least = minimum_memory(n_windows)
+    if memory < least:
+        raise FacedetectError(
+            f"a memory setting of {memory / 2**20:.1f} MiB cannot hold one block of "
+            f"{MIN_BLOCK_FEATURES} features for {n_windows:,} windows: the minimum is "
+            f"{least / 2**20:.1f} MiB")
+
+
+def exact_features(windows: np.ndarray, pool, progress: bool = True):
+    """``(X, order)``: the float32 matrix and its presorted order."""
+    X = feature_matrix(windows, pool, progress=progress)
+    return X, presort(X.T)
+
+
+def _spill_file(n_features: int, n_windows: int):
+    """A zero-filled unlinked temporary file of the bins' size, mapped shared."""
+    handle = tempfile.TemporaryFile(prefix="facedetect-bins-")
+    size = max(1, n_features * n_windows)
+    try:
+        handle.truncate(size)
+        mapped = mmap.mmap(handle.fileno(), size)
+    except OSError as error:
+        handle.close()
+        raise FacedetectError(f"cannot make a {size / 2**30:.1f} GiB spill file in "
+                              f"{tempfile.gettempdir()} ({error.strerror}); set TMPDIR to a "
+                              "disk with room, or raise --memory") from None
+    handle.close()  # the mapping keeps the file
+    return mapped
+
+
+def _releaser(mapped: mmap.mmap, n_windows: int):
+    """``release(start, stop)``: drop the resident pages of feature rows start..stop."""
+    page = mmap.PAGESIZE
+
+    def release(start: int, stop: int) -> None:
+        low = -(-start * n_windows // page) * page
+        high = stop * n_windows // page * page
+        if high > low:
+            mapped.madvise(mmap.MADV_DONTNEED, low, high - low)
+    return release
+
+
+def compact_features(windows: np.ndarray, pool, memory: int,
+                     progress: bool = True) -> BinnedFeatures:
+    """The windows' quantile bins for every feature of ``pool``, within ``memory`` bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from facedetect.haar import haar_feature_pool
+    >>> windows = np.random.default_rng(0).integers(0, 256, (50, 19, 19), dtype=np.uint8)
+    >>> compact_features(windows, haar_feature_pool(19, 19), 2**30, progress=False).shape
+    (63960, 50)
+    """
+    n_windows, n_features = len(windows), len(pool)
+    check_memory_setting(memory, n_windows, n_features, exact=False)
+    block = max(MIN_BLOCK_FEATURES, memory // BLOCK_SHARE // (5 * max(n_windows, 1)))
+    spill = n_windows * n_features > memory - block * n_windows * 5
+    if spill:
+        mapped = _spill_file(n_features, n_windows)
+        bins = np.frombuffer(mapped, dtype=np.uint8,
+                             count=n_features * n_windows).reshape(n_features, n_windows)
+        release = _releaser(mapped, n_windows)
+    else:
+        bins, release = np.empty((n_features, n_windows), dtype=np.uint8), None
+    edges = np.empty((n_features, 255), dtype=np.float32)
+    n_edges = np.empty(n_features, dtype=np.int64)
+    starts = range(0, n_features, block)
+    for start in tqdm(starts, desc="features", unit="block", disable=not progress,
+                      leave=False):
+        stop = min(n_features, start + block)
+        values_t = feature_matrix(windows, pool.subset(np.arange(start, stop)),
+                                  progress=False).T
+        _, edges[start:stop], n_edges[start:stop] = quantile_bins(values_t,
+                                                                  out=bins[start:stop])
+        if release is not None:
+            release(start, stop)
+    return BinnedFeatures(bins, edges, n_edges, chunk_rows=block if spill else None,
+                          release=release)
+
+
+def memory_bytes(gigabytes: float) -> int:
+    """A ``--memory`` setting in GiB as bytes, checked finite and positive."""
+    if not (isinstance(gigabytes, (int, float)) and 0 < gigabytes < float("inf")):
+        raise FacedetectError(f"memory must be a positive number of GiB, got {gigabytes!r}")
+    return int(gigabytes * 2**30)
+
+
+def physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
