@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..detector.annotate import annotate
-from ..detector.detect import DetectionParams, detect_faces, scanner_for
+from ..detector.detect import DetectionParams, detect_faces, params_for, scanner_for
 from ..detector.images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
@@ -36,37 +36,45 @@ def parse_step(text: str):
 
 
 def add_scan_options(parser: argparse.ArgumentParser) -> None:
+    """Scan flags. Left out, each comes from the model's image operating point (chosen at
+    training on held-out data), or for a model without one from OpenCV's rule at the
+    model's window threshold."""
     parser.add_argument("--model", help="model file (default: the shipped model)")
-    parser.add_argument("--scale-factor", type=finite_float, default=DEFAULTS.scale_factor,
-                        help=f"pyramid step (default {DEFAULTS.scale_factor})")
-    parser.add_argument("--step", type=parse_step, default=DEFAULTS.step,
+    parser.add_argument("--scale-factor", type=finite_float,
+                        help=f"pyramid step (default: the model's, else "
+                             f"{DEFAULTS.scale_factor})")
+    parser.add_argument("--step", type=parse_step,
                         help="window stride in pixels of each level; 'auto' for OpenCV's "
                              "rule (2 up to twice the window size, then 1); 'refine' for 2, "
-                             "then 1 around every window near the threshold (default "
-                             f"{DEFAULTS.step})")
-    parser.add_argument("--min-size", type=int, default=DEFAULTS.min_size,
-                        help=f"smallest window side in pixels (default {DEFAULTS.min_size})")
+                             "then 1 around every window near the threshold (default: the "
+                             f"model's, else {DEFAULTS.step})")
+    parser.add_argument("--min-size", type=int,
+                        help=f"smallest window side in pixels (default: the model's, else "
+                             f"{DEFAULTS.min_size})")
     parser.add_argument("--max-size", type=int, default=None,
                         help="largest window side in pixels (default: the image)")
-    parser.add_argument("--threshold", type=finite_float, default=DEFAULTS.threshold,
-                        help=f"score a window must exceed (default {DEFAULTS.threshold:g})")
-    parser.add_argument("--min-neighbors", type=int, default=DEFAULTS.min_neighbors,
-                        help=f"windows a group needs beyond this (default "
-                             f"{DEFAULTS.min_neighbors})")
-    parser.add_argument("--neighbor-margin", type=finite_float, default=DEFAULTS.neighbor_margin,
+    parser.add_argument("--threshold", type=finite_float,
+                        help="score a window must exceed (default: the model's image "
+                             "operating point, else its window threshold)")
+    parser.add_argument("--min-neighbors", type=int,
+                        help="windows a group needs beyond this (default: the model's, "
+                             f"else {DEFAULTS.min_neighbors})")
+    parser.add_argument("--neighbor-margin", type=finite_float,
                         help="windows scoring within this below --threshold count as "
                              "neighbours; a group needs one window above --threshold "
-                             f"(default {DEFAULTS.neighbor_margin:g}; 0 is OpenCV's rule)")
+                             f"(default: the model's, else {DEFAULTS.neighbor_margin:g}, "
+                             "OpenCV's rule)")
     parser.add_argument("--exact", action="store_true",
                         help="exact early rejection only: ignore the model's learnt "
                              "rejection thresholds (slower, no approximation)")
 
 
-def params_from(args) -> DetectionParams:
-    params = DetectionParams(args.scale_factor, args.step, args.min_size, args.max_size,
-                             args.threshold, args.min_neighbors, args.neighbor_margin)
-    params.validate()
-    return params
+def params_from(args, model) -> DetectionParams:
+    """The scan settings: the flags given, the rest from the model."""
+    return params_for(model, scale_factor=args.scale_factor, step=args.step,
+                      min_size=args.min_size, max_size=args.max_size,
+                      threshold=args.threshold, min_neighbors=args.min_neighbors,
+                      neighbor_margin=args.neighbor_margin)
 
 
 def load_detector(path) -> HaarDetectorModel:
@@ -118,7 +126,7 @@ def _output_for(args, image_path: Path, names: dict) -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
-    params = params_from(args)
+    params = params_from(args, model)
     scanner = scanner_for(model, params, pruning=not args.exact)
     files = expand_inputs(args.images)
     if not files:

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError(f"{args.annotations}: no annotated faces")
     images = evaluation_images(args.images_dir, annotations)
     model = load_detector(args.model)
-    params = params_from(args)
+    params = params_from(args, model)
     if args.curve or args.calibrate:
         low = min(params.threshold, 0.0)
         # Curves reach below the score of every training face, where learnt rejection

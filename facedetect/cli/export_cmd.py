@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..detector.detect import DetectionParams
+from ..detector.detect import params_for
 from ..detector.export import export_opencv
 from ..errors import FacedetectError
 from .common import finite_float
@@ -16,9 +16,9 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("export-opencv", help="write a one-stage OpenCV cascade XML")
     parser.add_argument("model", help="model file ('default' for the shipped model)")
     parser.add_argument("out", help="XML file to write")
-    parser.add_argument("--threshold", type=finite_float, default=DetectionParams().threshold,
+    parser.add_argument("--threshold", type=finite_float,
                         help="stage threshold: the detection threshold to bake in "
-                             f"(default {DetectionParams().threshold:g}, as detect)")
+                             "(default: the one detect uses, the model's own)")
     parser.set_defaults(func=run)
 
 
@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.parent.is_dir():
         raise FacedetectError(f"folder {str(out.parent)!r} does not exist")
-    export_opencv(model, out, args.threshold)
-    print(f"wrote {out}: one stage of {model.n_stumps} stumps, threshold {args.threshold:g}")
+    threshold = params_for(model, threshold=args.threshold).threshold
+    export_opencv(model, out, threshold)
+    print(f"wrote {out}: one stage of {model.n_stumps} stumps, threshold {threshold:g}")
     return 0

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
 from ..atomic import exclusive_output
 from ..data import load_cbcl
 from ..errors import FacedetectError
-from ..training.pipeline import ALGORITHM_CHOICES, TrainConfig, check_config, train_detector
-from .common import bounded_int, check_writable, describe_operating_point, parse_cost, probability, standalone_main
+from ..training.bootstrap import NegativeSet
+from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
+from ..training.pipeline import (ALGORITHM_CHOICES, TrainConfig, check_config,
+                                 check_data,                                  split_indices, train_detector)
+from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
+from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
+                     parse_cost, probability, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
+# The detector recipe (train-detector with no flags); the measurements behind it are in
+# docs/detector-training.md.
+DEFAULT_JITTER = 1
+DEFAULT_BOOTSTRAP_ROUNDS = 2
+DEFAULT_BOOTSTRAP_LIMIT = 4000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,11 +42,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="use the class-balanced subset (the paper's CBCL experiment)")
     parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0,
                         help="split seed, 0..2^32-1 (default 0)")
-    parser.add_argument("--mirror", action="store_true",
-                        help="also train on every training face flipped left to right")
-    parser.add_argument("--jitter", type=bounded_int(0, 1000), default=0, metavar="N",
+    parser.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
+                        help="also train on every training face flipped left to right "
+                             "(default: on)")
+    parser.add_argument("--jitter", type=bounded_int(0, 100), default=DEFAULT_JITTER,
+                        metavar="N",
                         help="also train on N slightly turned, scaled and shifted copies of "
-                             "every training face (default 0)")
+                             f"every training face, 0..100 (default {DEFAULT_JITTER})")
     parser.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
                         help="fraction of the training part kept from boosting to choose the "
                              "cost-aware operating point (default 0.2; 0 keeps the raw "
@@ -63,16 +74,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted run from its checkpoint")
     parser.add_argument("--negatives", metavar="DIR",
-                        help="face-free images for hard-negative bootstrapping (default: "
-                             "scikit-image's bundled face-free pictures)")
-    parser.add_argument("--bootstrap-rounds", type=int, default=0, metavar="K",
-                        help="retrain K times, adding the false positives found on the "
-                             "negatives (default 0)")
-    parser.add_argument("--bootstrap-limit", type=int, default=2000,
-                        help="hard negatives added per bootstrap round at most (default 2000)")
-    parser.add_argument("--bootstrap-threshold", type=float, default=0.0, metavar="T",
+                        help="face-free pictures for hard-negative bootstrapping (default: "
+                             "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
+                             "else scikit-image's 16 pictures, with a warning)")
+    parser.add_argument("--bootstrap-rounds", type=bounded_int(0, 20),
+                        default=DEFAULT_BOOTSTRAP_ROUNDS, metavar="K",
+                        help="retrain K times, adding the false positives mined on the "
+                             f"negatives (default {DEFAULT_BOOTSTRAP_ROUNDS})")
+    parser.add_argument("--no-bootstrap", action="store_const", const=0,
+                        dest="bootstrap_rounds",
+                        help="no hard-negative bootstrapping: the plain window classifier "
+                             "of the paper's experiment")
+    parser.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
+                        default=DEFAULT_BOOTSTRAP_LIMIT, metavar="N",
+                        help="hard negatives mined per bootstrap round at most (default "
+                             f"{DEFAULT_BOOTSTRAP_LIMIT})")
+    parser.add_argument("--bootstrap-threshold", type=finite_float, default=0.0, metavar="T",
                         help="harvest the windows scoring above T (default 0, the windows "
                              "the model accepts; below 0 near misses join them)")
+    parser.add_argument("--false-alarms", type=finite_float,
+                        default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
+                        help="image operating point: the false alarms per megapixel allowed "
+                             "on the held-out negative pictures (default "
+                             f"{TARGET_FALSE_ALARMS_PER_MPX:g})")
+    parser.add_argument("--exact", action="store_true",
+                        help="the paper's exact stump search on float32 features (6 bytes "
+                             "per window and feature) instead of compact uint8 bins")
+    parser.add_argument("--memory", type=finite_float, default=DEFAULT_MEMORY_GB,
+                        metavar="GIB",
+                        help="memory for the training features in GiB (default "
+                             f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
+                             "a temporary file")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
@@ -91,39 +123,40 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--rounds must be at least 1")
     if args.checkpoint_every < 1:
         raise FacedetectError("--checkpoint-every must be at least 1")
-    if args.jitter < 0:
-        raise FacedetectError("--jitter must be >= 0")
-    if not math.isfinite(args.bootstrap_threshold):
-        raise FacedetectError("--bootstrap-threshold must be a finite number")
+    if not args.false_alarms > 0:
+        raise FacedetectError("--false-alarms must be a positive rate per megapixel")
+    memory = memory_bytes(args.memory)
     out = _out_path(args)
     config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,
                          args.holdout, args.balanced, args.seed, args.mirror, args.jitter,
                          args.calibration_split, args.prior, args.calibration,
-                         args.threshold_rule)
+                         args.threshold_rule, args.exact, args.bootstrap_rounds,
+                         args.bootstrap_limit, args.bootstrap_threshold)
     check_config(config)
     data = load_cbcl(args.data)
-    log = (lambda *a, **k: None) if args.quiet or args.json else \
+    check_data(data)                     # bad data and a bad split are refused first
+    split_indices(data.labels, config)
+    quiet = args.quiet or args.json
+    log = (lambda *a, **k: None) if quiet else \
         (lambda *a, **k: print(*a, file=sys.stderr, **k))
     negatives = None
-    if args.bootstrap_rounds < 0 or args.bootstrap_limit < 1:
-        raise FacedetectError("--bootstrap-rounds must be >= 0 and --bootstrap-limit >= 1")
+    def warn(line):
+        print(f"{getattr(args, 'prog', 'train-detector')}: {line}", file=sys.stderr)
     if args.bootstrap_rounds:
-        from ..training.bootstrap import load_negative_images
-        negatives, _ = load_negative_images(args.negatives)
+        negatives = NegativeSet.find(args.negatives, warn=warn)
     elif args.negatives:
-        raise FacedetectError("--negatives needs --bootstrap-rounds K (K >= 1)")
+        raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
     with exclusive_output(out):
         result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
-                                resume=args.resume, progress=not (args.quiet or args.json),
-                                log=log, negatives=negatives,
-                                bootstrap_rounds=args.bootstrap_rounds,
-                                bootstrap_limit=args.bootstrap_limit,
-                                bootstrap_threshold=args.bootstrap_threshold)
+                                resume=args.resume, progress=not quiet, log=log,
+                                negatives=negatives, memory=memory,
+                                false_alarm_target=args.false_alarms, warn=warn)
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,
                "heldout_windows": len(result.model.document["training"]["heldout_names"]),
                "operating_point": result.model.operating_point,
+               "detection": result.model.detection,
                "seconds": round(result.seconds, 1),
                "feature_seconds": round(result.feature_seconds, 1)}
     if args.json:
@@ -134,6 +167,13 @@ def run(args: argparse.Namespace) -> int:
               f"{result.train_counts['faces']} faces + {result.train_counts['non_faces']} "
               f"non-faces in {result.seconds:.1f} s")
         print(describe_operating_point(result.model.operating_point))
+        if result.model.detection is not None:
+            detection = result.model.detection
+            print(f"image operating point (what detect uses): threshold "
+                  f"{detection['threshold']:.4g}, min_neighbors "
+                  f"{detection['min_neighbors']}, "
+                  f"{detection['false_alarms_per_megapixel']:.3g} false alarms per "
+                  f"megapixel on {detection['source']}")
     return 0
 
 

@@ -25,15 +25,17 @@ MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
 
 @dataclass
 class DetectionParams:
-    """Scan settings (the defaults are the ones tuned on the development images)."""
+    """Scan settings. A model's own settings (its ``detection`` section, chosen at
+    training from held-out data) come from :func:`params_for`; these defaults are
+    OpenCV's ``detectMultiScale`` rule at the raw threshold 0."""
 
     scale_factor: float = 1.1
     step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
     min_size: int = 19
     max_size: int | None = None
-    threshold: float = 11.0
-    min_neighbors: int = 8
-    neighbor_margin: float = 10.0
+    threshold: float = 0.0
+    min_neighbors: int = 3
+    neighbor_margin: float = 0.0
 
     @property
     def scan_threshold(self) -> float:
@@ -54,6 +56,31 @@ class DetectionParams:
             raise FacedetectError("--min-neighbors must be >= 0")
         if not 0 <= self.neighbor_margin < float("inf"):
             raise FacedetectError("--neighbor-margin must be a finite number >= 0")
+
+
+SCAN_FIELDS = ("scale_factor", "step", "min_size", "threshold", "min_neighbors",
+               "neighbor_margin")
+
+
+def params_for(model, **overrides) -> DetectionParams:
+    """The scan settings for ``model``: its image operating point where it has one, else
+    the defaults at its window operating point's threshold; then every override that is
+    not None.
+
+    Examples
+    --------
+    >>> class Plain:  # a model without an image operating point, window threshold 1.5
+    ...     detection, threshold = None, 1.5
+    >>> params_for(Plain(), min_neighbors=5)
+    DetectionParams(scale_factor=1.1, step='refine', min_size=19, max_size=None, threshold=1.5, min_neighbors=5, neighbor_margin=0.0)
+    """
+    settings = {"threshold": float(model.threshold)}
+    if model.detection is not None:
+        settings = {name: model.detection[name] for name in SCAN_FIELDS}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    params = DetectionParams(**settings)
+    params.validate()
+    return params
 
 
 @dataclass

@@ -64,6 +64,21 @@ class HaarDetectorModel:
                                              "thresholds": [float(v) for v in thresholds]}
         return type(self).from_document(reseal(document))
 
+    def with_detection(self, detection: dict):
+        """A copy carrying the image operating point (the ``detection`` section)."""
+        import copy
+
+        from ..training.model_io import reseal
+        document = copy.deepcopy(self.document)
+        document["detection"] = detection
+        return type(self).from_document(reseal(document))
+
+    @property
+    def detection(self) -> dict | None:
+        """The image operating point chosen at training (scan threshold and grouping for
+        whole images, :mod:`facedetect.training.image_point`), or None."""
+        return self.document.get("detection")
+
     @property
     def operating_point(self) -> dict | None:
         """The window operating point chosen at training (see

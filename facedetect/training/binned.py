@@ -137,6 +137,13 @@ class BinnedFeatures:
     def threshold(self, feature: int, cut: int) -> float:
         return float(self.edges[feature, cut])
 
+    def outputs_at(self, feature: int, threshold: float, polarity: int) -> np.ndarray:
+        """Outputs of the stump ``x > threshold`` for a threshold that is one of the
+        feature's edges (as every stump trained on these bins has)."""
+        cut = int(np.searchsorted(self.edges[feature, :self.n_edges[feature]],
+                                  np.float32(threshold)))
+        return self.outputs(feature, cut, polarity)
+
     def outputs(self, feature: int, cut: int, polarity: int) -> np.ndarray:
         """Outputs in {-1, +1} of the stump ``(feature, cut, polarity)`` on every sample."""
         return np.where(self.bins[feature] > cut, polarity, -polarity).astype(np.int8)

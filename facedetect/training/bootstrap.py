@@ -2,14 +2,25 @@
 
 A mono-stage detector trained only on the 4,548 CBCL non-faces fires on texture; every
 window it accepts on a face-free picture is a false positive that makes a good negative.
+
+Mining visits the pictures in a seeded order and stops once ``limit`` windows are found,
+taking at most ``limit / PICTURE_SHARE`` from any one picture so that no single texture
+fills the quota. Its progress (the next picture, the windows so far) is a
+:class:`MiningState`, which a checkpoint stores, so an interrupted scan resumes where it
+stopped and finds the same windows.
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..detector.detect import DetectionParams, positive_windows
-from ..detector.images import expand_inputs, read_grey
+from ..detector.images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 
@@ -19,23 +30,56 @@ SKIMAGE_NEGATIVES = ("coffee", "chelsea", "brick", "grass", "gravel", "rocket", 
                      "immunohistochemistry", "retina", "stereo_motorcycle")
 # Coarser than detection: bootstrapping needs many false positives, not every one.
 BOOTSTRAP_SCAN = DetectionParams(scale_factor=1.25, step=2, min_size=19)
+# No picture gives more than 1/PICTURE_SHARE of a stage's hard negatives.
+PICTURE_SHARE = 50
+# Below this many pictures each is also scanned turned and mirrored (8 orientations).
+FEW_PICTURES = 64
 
 
-def load_negative_images(folder=None) -> tuple[list[np.ndarray], list[str]]:
-    """Grey face-free images from ``folder``, or scikit-image's bundled pictures."""
-    if folder is None:
-        from skimage import data
-        from PIL import Image
-        from ..detector.images import to_grey
-        # stereo_motorcycle is a (left, right, disparity) triple: its left view is the photo.
-        pictures = [getattr(data, name)() for name in SKIMAGE_NEGATIVES]
-        images = [to_grey(Image.fromarray(p[0] if isinstance(p, tuple) else p))
-                  for p in pictures]
-        return images, [f"skimage.data.{name}" for name in SKIMAGE_NEGATIVES]
-    files = expand_inputs([folder])
-    if not files:
-        raise FacedetectError(f"--negatives {folder}: no images found")
-    return [read_grey(path) for path in files], [str(path) for path in files]
+def skimage_negatives() -> tuple[list[np.ndarray], list[str]]:
+    """scikit-image's bundled face-free pictures, grey: the fallback negative set."""
+    from PIL import Image
+    from skimage import data
+
+    from ..detector.images import to_grey
+    # stereo_motorcycle is a (left, right, disparity) triple: its left view is the photo.
+    pictures = [getattr(data, name)() for name in SKIMAGE_NEGATIVES]
+    images = [to_grey(Image.fromarray(p[0] if isinstance(p, tuple) else p))
+              for p in pictures]
+    return images, [f"skimage.data.{name}" for name in SKIMAGE_NEGATIVES]
+
+
+@dataclass
+class NegativeSet:
+    """Face-free pictures: the part to mine (paths or grey arrays) and the held-out part
+    (paths) that measures false alarms; ``fingerprint`` identifies the folder's content."""
+
+    mining: list
+    held_out: list
+    source: str
+    fingerprint: str
+
+    @classmethod
+    def find(cls, folder=None, warn=None) -> "NegativeSet":
+        """The negatives folder found the way data is found (see
+        :mod:`facedetect.data.negatives`), or scikit-image's pictures with a warning."""
+        from ..data.negatives import find_negatives, fingerprint, negative_files, split_negatives
+        found = find_negatives(folder)
+        if found is None:
+            (warn or print)("warning: no negatives folder found; bootstrapping from "
+                            "scikit-image's 16 pictures. Put face-free pictures in "
+                            "./data/negatives (or pass --negatives DIR, or set "
+                            "FACEDETECT_NEGATIVES) for a detector that works on photographs")
+            images, names = skimage_negatives()
+            return cls(images, [], "scikit-image", "skimage:" + ",".join(names))
+        files = negative_files(found)
+        if not files:
+            raise FacedetectError(f"{found}: no pictures in the negatives folder")
+        mining, held = split_negatives(files)
+        if not mining:
+            raise FacedetectError(f"{found}: all {len(files)} pictures fall in the held-out "
+                                  "fifth; add pictures")
+        return cls(mining, held, str(found), fingerprint(files))
 
 
 def dihedral_variants(image: np.ndarray) -> list[np.ndarray]:
@@ -46,15 +90,73 @@ def dihedral_variants(image: np.ndarray) -> list[np.ndarray]:
     return turns + [np.ascontiguousarray(turn[:, ::-1]) for turn in turns]
 
 
-def hard_negatives(model, images, limit: int, seed: int, threshold: float = 0.0,
-                   params: DetectionParams = BOOTSTRAP_SCAN) -> np.ndarray:
-    """Up to ``limit`` windows of the face-free ``images`` scoring above ``threshold``,
-    drawn with ``seed``."""
+@dataclass
+class MiningState:
+    """How far one stage's mining got: resumable."""
+
+    position: int = 0                    # pictures visited, in the seeded order
+    windows: list = field(default_factory=list)   # (n, h, w) uint8 arrays found so far
+    skipped: list = field(default_factory=list)   # unreadable pictures, by name
+
+    @property
+    def count(self) -> int:
+        return int(sum(len(w) for w in self.windows))
+
+
+def _picture(item, warn) -> np.ndarray | None:
+    """A grey picture from a path (None, with one line, when it cannot be read) or an array."""
+    if not isinstance(item, (str, Path)):
+        return item
+    try:
+        return read_grey(item)
+    except FacedetectError as error:
+        warn(f"skipping {error}")
+        return None
+
+
+def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.0,
+                   params: DetectionParams = BOOTSTRAP_SCAN, state: MiningState | None = None,
+                   progress: bool = False, warn=None, on_picture=None) -> np.ndarray:
+    """Up to ``limit`` windows of the face-free ``pictures`` (grey arrays or image paths)
+    that score above ``threshold``, found in the seeded visiting order.
+
+    ``state`` continues an interrupted mining run; ``on_picture(state)`` is called after
+    each picture (for checkpoints). Unreadable files are skipped with one line each to
+    ``warn``; if no picture at all can be read that is an error.
+    """
+    warn = warn or (lambda line: print(line, file=sys.stderr))
+    state = state if state is not None else MiningState()
+    order = np.random.default_rng(seed).permutation(len(pictures))
+    per_picture = max(1, limit // PICTURE_SHARE) if len(pictures) >= FEW_PICTURES else limit
     scanner = LevelScanner(model, threshold)
-    found = [positive_windows(variant, scanner, params)
-             for image in images for variant in dihedral_variants(image)]
-    windows = np.concatenate(found) if found else np.empty((0, *model.window[::-1]), np.uint8)
-    if len(windows) > limit:
-        keep = np.sort(np.random.default_rng(seed).choice(len(windows), limit, replace=False))
-        windows = windows[keep]
-    return windows
+    rng_seed = [seed, 0]
+    bar = tqdm(total=limit, initial=min(state.count, limit), desc="mining", unit="window",
+               disable=not progress, leave=False)
+    try:
+        while state.position < len(order) and state.count < limit:
+            index = int(order[state.position])
+            picture = _picture(pictures[index], warn)
+            if picture is None:
+                state.skipped.append(str(pictures[index]))
+            else:
+                variants = (dihedral_variants(picture) if len(pictures) < FEW_PICTURES
+                            else [picture])
+                found = [positive_windows(v, scanner, params) for v in variants]
+                found = np.concatenate(found)
+                if len(found) > per_picture:  # a draw of its own per picture: resumable
+                    rng = np.random.default_rng(rng_seed + [state.position])
+                    found = found[np.sort(rng.choice(len(found), per_picture, replace=False))]
+                found = found[:limit - state.count]
+                if len(found):
+                    state.windows.append(found)
+                    bar.update(len(found))
+            state.position += 1
+            if on_picture is not None:
+                on_picture(state)
+    finally:
+        bar.close()
+    if len(state.skipped) == len(order) and len(order):
+        raise FacedetectError(f"none of the {len(order)} negative pictures could be read")
+    if not state.windows:
+        return np.empty((0, *model.window[::-1]), np.uint8)
+    return np.concatenate(state.windows)

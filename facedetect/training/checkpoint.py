@@ -1,53 +1,122 @@
-"""Checkpoints: the exact state of a training run, as JSON, written atomically.
+"""Checkpoints: the exact state of a training run, written atomically.
 
-Floats are written with their shortest round-trip representation, so a resumed run
-continues from bit-identical weights and produces the model an uninterrupted run would.
+A run is a sequence of stages (boosting, then mining hard negatives, then boosting again).
+Its checkpoint is a JSON file with the settings, the stage, the boosting state and the
+mining progress, and beside it ``<checkpoint>.npz`` with the windows mined so far, whose
+SHA-256 the JSON records. Floats are written with their shortest round-trip
+representation, so a resumed run continues from bit-identical weights and produces the
+model an uninterrupted run would.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_write_text
+from ..atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
 from .boosting import TrainingState
+from .bootstrap import MiningState
 
 FORMAT = "facedetect-checkpoint"
+VERSION = 2
 
 
-def save_checkpoint(path, state: TrainingState, config: dict) -> Path:
-    document = {"format": FORMAT, "version": 1, "config": config,
-                "weights": state.weights.tolist(), "log_acc_pos": state.log_acc_pos,
-                "log_acc_neg": state.log_acc_neg, "stumps": state.stumps,
-                "alphas": state.alphas, "history": state.history, "finished": state.finished}
+@dataclass
+class RunState:
+    """Where a training run stands."""
+
+    stage: int = 0
+    extra: np.ndarray = field(default_factory=lambda: np.empty((0, 19, 19), np.uint8))
+    boosting: TrainingState | None = None   # this stage's boosting, finished or not
+    mining: MiningState | None = None       # set once this stage's boosting is done
+
+
+def _windows_path(path: Path) -> Path:
+    return Path(str(path) + ".npz")
+
+
+def save_checkpoint(path, run: RunState, config: dict) -> Path:
+    path = Path(path)
+    buffer = io.BytesIO()
+    mined = (np.concatenate(run.mining.windows) if run.mining and run.mining.windows
+             else np.empty((0, *run.extra.shape[1:]), np.uint8))
+    np.savez(buffer, extra=run.extra, mined=mined)
+    payload = buffer.getvalue()
+    atomic_write_bytes(_windows_path(path), payload)
+    state = run.boosting
+    document = {"format": FORMAT, "version": VERSION, "config": config, "stage": run.stage,
+                "windows_sha256": hashlib.sha256(payload).hexdigest(),
+                "boosting": None if state is None else {
+                    "weights": state.weights.tolist(), "log_acc_pos": state.log_acc_pos,
+                    "log_acc_neg": state.log_acc_neg, "stumps": state.stumps,
+                    "alphas": state.alphas, "history": state.history,
+                    "finished": state.finished},
+                "mining": None if run.mining is None else {
+                    "position": run.mining.position, "skipped": run.mining.skipped}}
     return atomic_write_text(path, json.dumps(document))
 
 
-def load_checkpoint(path, config: dict) -> TrainingState:
-    """The saved state, after checking it belongs to a run with this ``config``."""
+def remove_checkpoint(path) -> None:
+    Path(path).unlink(missing_ok=True)
+    _windows_path(Path(path)).unlink(missing_ok=True)
+
+
+def _differences(saved: dict, config: dict) -> list[str]:
+    return sorted(k for k in set(saved) | set(config)
+                  if k != "rounds" and saved.get(k) != config.get(k))
+
+
+def load_checkpoint(path, config: dict) -> RunState:
+    """The saved run, after checking it belongs to a run with this ``config``."""
     path = Path(path)
     try:
         document = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FacedetectError(f"{path}: no checkpoint to resume from") from None
+        payload = _windows_path(path).read_bytes()
+    except FileNotFoundError as error:
+        raise FacedetectError(f"{error.filename}: no checkpoint to resume from") from None
     except (OSError, ValueError) as error:
         raise FacedetectError(f"{path}: unreadable checkpoint ({error})") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise FacedetectError(f"{path}: not a facedetect checkpoint")
-    saved = document.get("config", {})
-    different = sorted(k for k in set(saved) | set(config)
-                       if k != "rounds" and saved.get(k) != config.get(k))
+    if not isinstance(document, dict) or document.get("format") != FORMAT \
+            or document.get("version") != VERSION:
+        raise FacedetectError(f"{path}: not a facedetect checkpoint of version {VERSION}")
+    different = _differences(document.get("config") or {}, config)
+    if "negatives_sha256" in different:
+        raise FacedetectError(f"{path}: the negatives folder changed since the checkpoint "
+                              "(pictures added, removed or resized); train again without "
+                              "--resume")
     if different:
         raise FacedetectError(f"{path}: checkpoint was made with different settings "
                               f"({', '.join(different)}); train again without --resume")
+    if hashlib.sha256(payload).hexdigest() != document.get("windows_sha256"):
+        raise FacedetectError(f"{_windows_path(path)}: does not match its checkpoint "
+                              "(damaged or from another run)")
     try:
-        return TrainingState(np.asarray(document["weights"], dtype=np.float64),
-                             float(document["log_acc_pos"]), float(document["log_acc_neg"]),
-                             [tuple(s) for s in document["stumps"]],
-                             [float(a) for a in document["alphas"]],
-                             list(document["history"]), bool(document["finished"]))
+        with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
+            extra, mined = arrays["extra"], arrays["mined"]
+        return RunState(int(document["stage"]), extra, _boosting(document["boosting"]),
+                        _mining(document["mining"], mined))
     except (KeyError, TypeError, ValueError) as error:
         raise FacedetectError(f"{path}: damaged checkpoint ({error})") from None
+
+
+def _boosting(saved) -> TrainingState | None:
+    if saved is None:
+        return None
+    return TrainingState(np.asarray(saved["weights"], dtype=np.float64),
+                         float(saved["log_acc_pos"]), float(saved["log_acc_neg"]),
+                         [tuple(s) for s in saved["stumps"]],
+                         [float(a) for a in saved["alphas"]],
+                         list(saved["history"]), bool(saved["finished"]))
+
+
+def _mining(saved, mined: np.ndarray) -> MiningState | None:
+    if saved is None:
+        return None
+    return MiningState(int(saved["position"]), [mined] if len(mined) else [],
+                       [str(s) for s in saved["skipped"]])

@@ -185,6 +185,28 @@ def _check_operating_point(path, point):
     _check_calibration(path, point.get("calibration"))
 
 
+def _check_detection(path, detection):
+    """The image operating point: what ``detect`` scans with unless told otherwise."""
+    if detection is None:
+        return
+    if not isinstance(detection, dict):
+        _fail(path, "detection must be an object")
+    step = detection.get("step")
+    if not (_finite(detection.get("threshold"))
+            and isinstance(detection.get("min_neighbors"), int)
+            and 0 <= detection["min_neighbors"] <= 1000
+            and _finite(detection.get("neighbor_margin"))
+            and 0 <= detection["neighbor_margin"] <= 1e6
+            and _finite(detection.get("scale_factor"))
+            and 1.001 <= detection["scale_factor"] <= 10
+            and (step in ("auto", "refine") or (isinstance(step, int) and 1 <= step <= 1000))
+            and isinstance(detection.get("min_size"), int) and 1 <= detection["min_size"]
+            and detection.get("applies_to") == "images"):
+        _fail(path, "detection needs a finite threshold, min_neighbors 0..1000, a "
+                    "neighbor_margin >= 0, a scale_factor in [1.001, 10], a step, a "
+                    "min_size and applies_to 'images'")
+
+
 def load_document(path) -> dict:
     """Read and validate a model file; any problem is one clear FacedetectError."""
     path = Path(path)
@@ -229,6 +251,7 @@ def load_document(path) -> dict:
         _fail(path, "classes must list the two labels")
     _check_features(path, document.get("features") or {}, len(stumps))
     _check_operating_point(path, document.get("operating_point"))
+    _check_detection(path, document.get("detection"))
     return document
 
 

@@ -6,8 +6,8 @@ the held-out file names, so evaluation can refuse to leak.
 
 from __future__ import annotations
 
-import os
 import signal
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -19,11 +19,16 @@ from tqdm.auto import tqdm
 from ..data import balanced_subset, load_cbcl, stratified_holdout
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
-from ..haar import feature_matrix, haar_feature_pool
-from .boosting import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
-from .checkpoint import load_checkpoint, save_checkpoint
+from ..haar import haar_feature_pool
+from .binned import BinnedFeatures
+from .boosting import (AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost,
+                       TrainingState)
+from .bootstrap import MiningState, NegativeSet, hard_negatives
+from .checkpoint import RunState, load_checkpoint, remove_checkpoint, save_checkpoint
+from .image_point import TARGET_FALSE_ALARMS_PER_MPX, image_operating_point
+from .storage import (DEFAULT_MEMORY_GB, check_memory_setting, compact_features,
+                      exact_features, memory_bytes)
 from .operating_point import CALIBRATIONS, check_prior, choose_operating_point
-from .stumps import presort
 
 ALGORITHM_CHOICES = ("db", "dbn", "cs", "adaboost", "asym-init")
 # threshold_rule -> the operating-point rule behind it
@@ -50,6 +55,18 @@ class TrainConfig:
     prior: float | None = None
     calibration: str = "sigmoid"        # "sigmoid" (Platt) or "isotonic"
     threshold_rule: str = "calibrated"  # or "empirical"
+    # Feature storage: compact uint8 bins (default) or the paper's exact float32 search.
+    exact: bool = False
+    # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
+    # scoring above ``threshold`` on the negative pictures.
+    bootstrap_rounds: int = 0
+    bootstrap_limit: int = 4000
+    bootstrap_threshold: float = 0.0
+
+    @property
+    def uses_exact(self) -> bool:
+        """Exact storage: asked for, or needed (minimum-loss selection has no binned search)."""
+        return self.exact or self.algorithm == "cs" or self.selection == "loss"
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
@@ -87,6 +104,14 @@ def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = Fals
     added = faces[int((labels == 1).sum()):]
     return (np.concatenate([images, added]),
             np.concatenate([labels, np.ones(len(added), labels.dtype)]))
+
+
+def check_data(cbcl) -> None:
+    """Refuse data with one class only."""
+    if len(np.unique(cbcl.labels)) < 2:
+        raise FacedetectError(f"{cbcl.source}: the data has only one class "
+                              f"({'faces' if cbcl.labels[0] == 1 else 'non-faces'}); "
+                              f"training needs faces and non-faces")
 
 
 def split_indices(labels, config: TrainConfig):
@@ -139,21 +164,13 @@ def check_config(config: TrainConfig) -> None:
                               f"got {config.threshold_rule!r}")
     if config.prior is not None and not config.calibration_split:
         raise FacedetectError("a prior needs a calibration split (calibration_split > 0)")
-
-
-def check_memory(n_windows: int, n_features: int) -> None:
-    """Refuse a feature matrix (float32 plus its sort order) that this machine cannot hold,
-    before allocating it."""
-    needed = n_windows * n_features * (4 + (2 if n_windows <= 0x7FFF else 4))
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return
-    if needed > 0.8 * total:
-        raise FacedetectError(f"{n_windows:,} training windows need {needed / 2**30:.1f} GiB "
-                              f"for features, more than this machine's "
-                              f"{total / 2**30:.1f} GiB allows: use fewer jittered copies or "
-                              "bootstrap windows")
+    if not (0 <= config.bootstrap_rounds <= 20 and 1 <= config.bootstrap_limit <= 10**7):
+        raise FacedetectError("bootstrap_rounds must be in 0..20 and bootstrap_limit in "
+                              f"1..10^7, got {config.bootstrap_rounds}, "
+                              f"{config.bootstrap_limit}")
+    if not -1e6 < config.bootstrap_threshold < 1e6:
+        raise FacedetectError(f"bootstrap_threshold must be a finite number, got "
+                              f"{config.bootstrap_threshold}")
 
 
 def window_operating_point(model: HaarDetectorModel, images, labels,
@@ -163,6 +180,7 @@ def window_operating_point(model: HaarDetectorModel, images, labels,
                                    prior=config.prior, calibration=config.calibration,
                                    rule=THRESHOLD_RULES[config.threshold_rule])
     return dict(point.as_dict(), raw_threshold=0.0, applies_to="windows")
+
 
 
 @contextmanager
@@ -189,128 +207,250 @@ class TrainResult:
     train_counts: dict = field(default_factory=dict)
 
 
+@dataclass
+class _Run:
+    """What the stages of one training share."""
+
+    config: TrainConfig
+    run_config: dict
+    pool: object
+    checkpoint: Path | None
+    checkpoint_every: int
+    progress: bool
+    log: object
+    memory: int
+    negatives: NegativeSet | None
+    warn: object
+    feature_seconds: float = 0.0
+    stages: list = field(default_factory=list)
+
+    def stage_name(self, stage: int) -> str:
+        total = self.config.bootstrap_rounds + 1
+        return f"stage {stage + 1}/{total}" if total > 1 else "training"
+
+    def save(self, state: RunState) -> None:
+        if self.checkpoint is not None:
+            save_checkpoint(self.checkpoint, state, self.run_config)
+
+    def interrupted(self, state: RunState, what: str):
+        if self.checkpoint is None:
+            return KeyboardInterrupt()
+        self.save(state)
+        return FacedetectError(f"interrupted {what}; checkpoint saved to {self.checkpoint}; "
+                               "run again with --resume to finish")
+
+
 def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                    checkpoint_every: int = 10, resume: bool = False, progress: bool = True,
-                   log=print, negatives=None, bootstrap_rounds: int = 0,
-                   bootstrap_limit: int = 2000,
-                   bootstrap_threshold: float = 0.0) -> TrainResult:
+                   log=print, negatives=None, memory: int | None = None,
+                   false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX,
+                   warn=None) -> TrainResult:
     """Train a detector on CBCL windows and save it to ``out``.
 
     ``checkpoint`` (default ``<out>.checkpoint.json``) is written every
-    ``checkpoint_every`` rounds and when the run is interrupted (Ctrl-C or SIGTERM); with
-    ``resume`` the run continues from it and yields the model an uninterrupted run would.
+    ``checkpoint_every`` rounds, while mining, and when the run is interrupted (Ctrl-C or
+    SIGTERM) at any stage; with ``resume`` the run continues from it and yields the model
+    an uninterrupted run would.
 
-    With ``bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each training,
-    the windows it accepts on the face-free ``negatives`` (a list of grey images; at most
-    ``bootstrap_limit`` per stage, drawn with the seed) join the training negatives. A
-    window is taken when it scores above ``bootstrap_threshold``; below 0 that includes
-    near misses, which pushes the boundary away from texture with a margin.
+    With ``config.bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each
+    training, up to ``bootstrap_limit`` windows it accepts on the ``negatives`` (a
+    :class:`.bootstrap.NegativeSet`, or a list of grey pictures) join the training
+    negatives. The held-out pictures of a NegativeSet then choose the image operating
+    point (:mod:`.image_point`) at ``false_alarm_target`` per megapixel.
+
+    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
+    storage; compact features beyond it spill to a temporary file.
     """
     start = time.perf_counter()
     check_config(config)
-    if bootstrap_rounds and resume:
-        raise FacedetectError("--resume does not combine with --bootstrap-rounds yet: "
-                              "train again without --resume")
     cbcl = data if data is not None else load_cbcl()
-    if len(np.unique(cbcl.labels)) < 2:
-        raise FacedetectError(f"{cbcl.source}: the data has only one class "
-                              f"({'faces' if cbcl.labels[0] == 1 else 'non-faces'}); "
-                              f"training needs faces and non-faces")
+    check_data(cbcl)
+    if isinstance(negatives, list):
+        negatives = NegativeSet(negatives, [], "pictures given", "")
+    if config.bootstrap_rounds and negatives is None:
+        raise FacedetectError("bootstrapping needs negative pictures")
     train, held = split_indices(cbcl.labels, config)
     train, calibration = calibration_indices(cbcl.labels, train, config)
     run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
+    if negatives is not None and config.bootstrap_rounds:
+        run_config["negatives_sha256"] = negatives.fingerprint
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
-    state = load_checkpoint(checkpoint, run_config) if resume else None
-    pool = haar_feature_pool(19, 19)
-    faces = int((cbcl.labels[train] == 1).sum())
-    mirrored = faces * 2 if config.mirror else faces   # the faces jitter copies
-    check_memory(len(train) + (mirrored - faces) + mirrored * config.jitter
-                 + bootstrap_rounds * bootstrap_limit, len(pool))
-    base_images, base_labels = training_windows(cbcl.images[train], cbcl.labels[train],
-                                                config.mirror, config.jitter, config.seed)
-    extra = np.empty((0, 19, 19), np.uint8)
-    bootstrap_log, feature_seconds = [], 0.0
-    for stage in range(bootstrap_rounds + 1):
-        images = np.concatenate([base_images, extra])
-        y = np.concatenate([base_labels, np.zeros(len(extra), base_labels.dtype)])
-        check_memory(len(images), len(pool))
-        feature_start = time.perf_counter()
-        X = feature_matrix(images, pool, progress=progress)
-        order = presort(X.T)
-        feature_seconds += time.perf_counter() - feature_start
-        if progress:
-            log(f"features: {X.shape[1]:,} x {X.shape[0]:,} windows in "
-                f"{time.perf_counter() - feature_start:.1f} s")
-        estimator = make_estimator(config)
-        _fit_with_checkpoints(estimator, X, y, order, config, run_config, state,
-                              checkpoint if not bootstrap_rounds else None, checkpoint_every,
-                              progress)
-        del X, order
-        if stage == bootstrap_rounds:
-            break
-        from .bootstrap import hard_negatives
-        current = HaarDetectorModel.from_estimator(estimator, pool)
-        found = hard_negatives(current, negatives, bootstrap_limit, config.seed + stage,
-                               bootstrap_threshold)
-        bootstrap_log.append({"stage": stage + 1, "hard_negatives_added": int(len(found))})
-        if progress:
-            log(f"bootstrap {stage + 1}/{bootstrap_rounds}: {len(found)} false-positive "
-                f"windows added to the negatives")
-        if len(found) == 0:
-            break
-        extra = np.concatenate([extra, found])
-
-    training = {
-        "config": run_config, "data_source": str(cbcl.source),
-        "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
-        "calibration_size": int(len(calibration)),
-        "rounds": estimator.n_rounds_,
-        "diagnostics": {"roots": estimator.roots_solved_.tolist(),
-                        "e_pos": estimator.errors_[:, 0].tolist(),
-                        "e_neg": estimator.errors_[:, 1].tolist(),
-                        "bound": estimator.bounds_.tolist(),
-                        "seconds": estimator.round_seconds_.round(4).tolist()},
-        "feature_seconds": round(feature_seconds, 3),
-    }
-    if bootstrap_rounds:
-        training["bootstrap"] = {"rounds": bootstrap_rounds, "limit": bootstrap_limit,
-                                 "threshold": bootstrap_threshold,
-                                 "stages": bootstrap_log,
-                                 "extra_negatives": int(len(extra))}
-    model = HaarDetectorModel.from_estimator(estimator, pool, training, cost=config.cost)
-    if len(calibration):
-        point_start = time.perf_counter()
-        point = window_operating_point(model, cbcl.images[calibration],
-                                       cbcl.labels[calibration], config)
-        training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
-        model = HaarDetectorModel.from_estimator(estimator, pool, training, point, config.cost)
-    # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
-    model = model.with_rejection(base_images[base_labels == 1])
+    run = _Run(config, run_config, haar_feature_pool(19, 19), checkpoint, checkpoint_every,
+               progress, log, memory or memory_bytes(DEFAULT_MEMORY_GB), negatives,
+               warn or (lambda line: print(line, file=sys.stderr)))
+    state = load_checkpoint(checkpoint, run_config) if resume else RunState()
+    base = training_windows(cbcl.images[train], cbcl.labels[train], config.mirror,
+                            config.jitter, config.seed)
+    estimator, state, y = _boost_and_mine(run, base, state)
+    model = _assemble(run, estimator, state, y, cbcl, train, held, calibration, base)
+    if negatives is not None and negatives.held_out and config.bootstrap_rounds:
+        model = _with_image_point(run, model, state, cbcl.images[held[cbcl.labels[held] == 1]],
+                                  false_alarm_target)
     seconds = time.perf_counter() - start
     model.document["training"]["seconds"] = round(seconds, 2)
     if out is not None:
         model = _resave(model, out)
         if checkpoint is not None:
-            Path(checkpoint).unlink(missing_ok=True)
-    return TrainResult(model, seconds, feature_seconds,
+            remove_checkpoint(checkpoint)
+    return TrainResult(model, seconds, run.feature_seconds,
                        {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
 
 
-def _fit_with_checkpoints(estimator, X, y, order, config, run_config, state, checkpoint,
-                          checkpoint_every, progress):
+def _boost_and_mine(run: _Run, base, state: RunState):
+    """The stages: boost on the windows so far, mine hard negatives, repeat."""
+    base_images, base_labels = base
+    while True:
+        images = np.concatenate([base_images, state.extra])
+        y = np.concatenate([base_labels, np.zeros(len(state.extra), base_labels.dtype)])
+        if state.mining is None:
+            estimator = _boost(run, images, y, state)
+        else:  # this stage's boosting finished before the interruption
+            estimator = estimator_from_state(run.config, state.boosting, y, len(run.pool))
+        if state.stage == run.config.bootstrap_rounds:
+            return estimator, state, y
+        found = _mine(run, estimator, base_images[base_labels == 1], state)
+        run.stages.append({"stage": state.stage + 1, "hard_negatives_added": int(len(found))})
+        if run.progress:
+            run.log(f"{run.stage_name(state.stage)}: {len(found)} hard negatives mined")
+        if len(found) == 0:
+            return estimator, state, y
+        state = RunState(state.stage + 1, np.concatenate([state.extra, found]))
+        run.save(state)
+
+
+def _features(run: _Run, images):
+    feature_start = time.perf_counter()
+    check_memory_setting(run.memory, len(images), len(run.pool), run.config.uses_exact)
+    try:
+        if run.config.uses_exact:
+            X, order = exact_features(images, run.pool, progress=run.progress)
+            store = (X, order)
+        else:
+            store = compact_features(images, run.pool, run.memory, progress=run.progress)
+    finally:
+        run.feature_seconds += time.perf_counter() - feature_start
+    if run.progress:
+        run.log(f"features: {len(run.pool):,} x {len(images):,} windows "
+                f"({'exact' if run.config.uses_exact else 'compact'}) in "
+                f"{time.perf_counter() - feature_start:.1f} s")
+    return store
+
+
+def _boost(run: _Run, images, y, state: RunState):
+    try:
+        store = _features(run, images)
+    except KeyboardInterrupt:
+        raise run.interrupted(state, "while computing features") from None
+    estimator = make_estimator(run.config)
+    _fit_with_checkpoints(run, estimator, store, y, state)
+    state.boosting = estimator.training_state_
+    state.mining = MiningState()
+    run.save(state)
+    return estimator
+
+
+def _mine(run: _Run, estimator, faces, state: RunState):
+    config = run.config
+    current = HaarDetectorModel.from_estimator(estimator, run.pool).with_rejection(faces)
+    saved = {"at": state.mining.position}
+
+    def on_picture(mining):
+        if mining.position - saved["at"] >= 25:
+            run.save(state)
+            saved["at"] = mining.position
+    try:
+        with _terminate_as_interrupt():
+            return hard_negatives(current, run.negatives.mining, config.bootstrap_limit,
+                                  config.seed + state.stage, config.bootstrap_threshold,
+                                  state=state.mining, progress=run.progress,
+                                  warn=run.warn, on_picture=on_picture)
+    except KeyboardInterrupt:
+        raise run.interrupted(state, f"while mining ({run.stage_name(state.stage)})") from None
+
+
+def _assemble(run: _Run, estimator, state: RunState, y, cbcl, train, held, calibration,
+              base) -> HaarDetectorModel:
+    config = run.config
+    training = {
+        "config": run.run_config, "data_source": str(cbcl.source),
+        "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
+        "calibration_size": int(len(calibration)),
+        "rounds": estimator.n_rounds_,
+        "storage": "exact" if config.uses_exact else "compact",
+        "diagnostics": {"roots": estimator.roots_solved_.tolist(),
+                        "e_pos": estimator.errors_[:, 0].tolist(),
+                        "e_neg": estimator.errors_[:, 1].tolist(),
+                        "bound": estimator.bounds_.tolist(),
+                        "seconds": estimator.round_seconds_.round(4).tolist()},
+        "feature_seconds": round(run.feature_seconds, 3),
+    }
+    if config.bootstrap_rounds:
+        training["bootstrap"] = {"rounds": config.bootstrap_rounds,
+                                 "limit": config.bootstrap_limit,
+                                 "threshold": config.bootstrap_threshold,
+                                 "negatives": run.negatives.source,
+                                 "stages": run.stages,
+                                 "extra_negatives": int(len(state.extra))}
+    point = None
+    if len(calibration):
+        point_start = time.perf_counter()
+        model = HaarDetectorModel.from_estimator(estimator, run.pool)
+        point = window_operating_point(model, cbcl.images[calibration],
+                                       cbcl.labels[calibration], config)
+        training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
+    model = HaarDetectorModel.from_estimator(estimator, run.pool, training, point, config.cost)
+    # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
+    base_images, base_labels = base
+    return model.with_rejection(base_images[base_labels == 1])
+
+
+def _with_image_point(run: _Run, model, state: RunState, held_faces, target):
+    point_start = time.perf_counter()
+    try:
+        with _terminate_as_interrupt():
+            detection = image_operating_point(model, run.negatives.held_out, held_faces,
+                                              target, progress=run.progress, warn=run.warn)
+    except KeyboardInterrupt:
+        raise run.interrupted(state, "while choosing the image operating point") from None
+    detection["seconds"] = round(time.perf_counter() - point_start, 2)
+    if run.progress:
+        run.log(f"image operating point: threshold {detection['threshold']:.3g}, "
+                f"{detection['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "
+                f"{detection['source']}")
+    return model.with_detection(detection)
+
+
+def estimator_from_state(config: TrainConfig, state, y, n_features: int):
+    """The estimator a finished boosting state describes, without any features."""
+    estimator = make_estimator(config)
+    placeholder = np.broadcast_to(np.uint8(0), (n_features, len(y)))
+    estimator.fit_binned(BinnedFeatures(placeholder, None, None), y, state=state)
+    return estimator
+
+
+def _outputs(store, f, threshold, polarity):
+    if isinstance(store, BinnedFeatures):
+        return store.outputs_at(f, threshold, polarity)
+    X = store[0]
+    return np.where(X[:, f] > threshold, polarity, -polarity)
+
+
+def _fit_with_checkpoints(run: _Run, estimator, store, y, state: RunState):
     """Fit with a progress bar, periodic checkpoints and a checkpoint on interruption."""
     decision = np.zeros(len(y))
-    if state is not None:
-        for (f, threshold, polarity), alpha in zip(state.stumps, state.alphas):
-            decision += alpha * np.where(X[:, f] > threshold, polarity, -polarity)
-    bar = tqdm(total=config.rounds, initial=len(state.alphas) if state else 0,
-               desc="boosting", unit="round", disable=not progress)
+    resumed = state.boosting
+    if resumed is not None:
+        for (f, threshold, polarity), alpha in zip(resumed.stumps, resumed.alphas):
+            decision += alpha * _outputs(store, f, threshold, polarity)
+    bar = tqdm(total=run.config.rounds, initial=len(resumed.alphas) if resumed else 0,
+               desc=f"{run.stage_name(state.stage)} boosting", unit="round",
+               disable=not run.progress)
     snapshot = {}
 
     def on_round(model, run_state):
         f, threshold, polarity = run_state.stumps[-1]
-        decision[:] += run_state.alphas[-1] * np.where(X[:, f] > threshold, polarity, -polarity)
+        decision[:] += run_state.alphas[-1] * _outputs(store, f, threshold, polarity)
         predicted = decision > 0
         history = run_state.history[-1]
         bar.update(1)
@@ -318,20 +458,22 @@ def _fit_with_checkpoints(estimator, X, y, order, config, run_config, state, che
                         FN=f"{np.mean(~predicted[y == 1]):.3f}",
                         FP=f"{np.mean(predicted[y == 0]):.3f}")
         snapshot["state"] = _copy_state(run_state)
-        if checkpoint is not None and len(run_state.alphas) % checkpoint_every == 0:
-            save_checkpoint(checkpoint, run_state, run_config)
+        if len(run_state.alphas) % run.checkpoint_every == 0:
+            run.save(RunState(state.stage, state.extra, snapshot["state"]))
 
     try:
         with _terminate_as_interrupt():
-            estimator.fit(X, y, order=order, callback=on_round, state=state)
+            if isinstance(store, BinnedFeatures):
+                estimator.fit_binned(store, y, callback=on_round, state=resumed)
+            else:
+                estimator.fit(store[0], y, order=store[1], callback=on_round, state=resumed)
     except KeyboardInterrupt:
         bar.close()
-        if checkpoint is not None and "state" in snapshot:
-            save_checkpoint(checkpoint, snapshot["state"], run_config)
-            raise FacedetectError(
-                f"interrupted after {len(snapshot['state'].alphas)} rounds; checkpoint "
-                f"saved to {checkpoint}; run again with --resume to finish") from None
-        raise
+        if "state" not in snapshot:
+            raise run.interrupted(state, "before the first round") from None
+        rounds = len(snapshot["state"].alphas)
+        raise run.interrupted(RunState(state.stage, state.extra, snapshot["state"]),
+                              f"after {rounds} rounds") from None
     bar.close()
 
 
@@ -341,7 +483,6 @@ def _resave(model: HaarDetectorModel, out) -> HaarDetectorModel:
 
 
 def _copy_state(state):
-    from .boosting import TrainingState
     return TrainingState(state.weights.copy(), state.log_acc_pos, state.log_acc_neg,
                          list(state.stumps), list(state.alphas), list(state.history),
                          state.finished)

@@ -1,0 +1,86 @@
+"""Face-free pictures for hard-negative mining: where they are and which are held out.
+
+The folder is found the way the CBCL data is: ``--negatives``, ``$FACEDETECT_NEGATIVES``,
+``./data/negatives`` and the user cache, the first that exists; an explicit place that
+does not exist is an error, never a silent fall-through. A folder holding ``images/`` means
+that sub-folder.
+
+A fixed fifth of the pictures, chosen by a hash of the file name, is never mined: it
+measures the false alarms per megapixel from which the model's image operating point is
+chosen. The choice depends on the name only, so adding pictures never moves one between
+the parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ..errors import DataNotFoundError
+from .locate import user_cache_dir
+
+ENV_VAR = "FACEDETECT_NEGATIVES"
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".pgm", ".ppm", ".pbm", ".bmp", ".tif", ".tiff",
+                  ".webp")
+HELD_OUT_SHARE = 5  # one picture in five
+
+
+def negative_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+    places = []
+    if explicit is not None:
+        places.append(("--negatives", Path(explicit)))
+    if os.environ.get(ENV_VAR):
+        places.append((f"${ENV_VAR}", Path(os.environ[ENV_VAR])))
+    places.append(("./data/negatives", Path("data") / "negatives"))
+    places.append(("user cache", user_cache_dir() / "negatives"))
+    return places
+
+
+def find_negatives(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The negatives folder, or None when no place has one (the caller falls back).
+
+    Raises
+    ------
+    DataNotFoundError
+        When ``--negatives`` or ``$FACEDETECT_NEGATIVES`` names a place that is not a folder.
+    """
+    for reason, path in negative_places(explicit):
+        if path.is_dir():
+            return path / "images" if (path / "images").is_dir() else path
+        if reason != "./data/negatives" and reason != "user cache":
+            raise DataNotFoundError(f"{reason} {path}: no such folder of face-free pictures")
+    return None
+
+
+def negative_files(folder: Path) -> list[Path]:
+    """The picture files of a folder (by suffix), in name order."""
+    return sorted(p for p in Path(folder).iterdir()
+                  if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+
+
+def is_held_out(path: Path) -> bool:
+    """Whether a picture belongs to the held-out fifth (by its name alone).
+
+    Examples
+    --------
+    >>> is_held_out(Path("a/neg-0001.jpg")) == is_held_out(Path("b/neg-0001.jpg"))
+    True
+    """
+    digest = hashlib.sha256(Path(path).name.encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:4], "little") % HELD_OUT_SHARE == 0
+
+
+def split_negatives(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """``(mining part, held-out fifth)``."""
+    held = [p for p in files if is_held_out(p)]
+    return [p for p in files if not is_held_out(p)], held
+
+
+def fingerprint(files: list[Path]) -> str:
+    """SHA-256 of the names and sizes: a resume refuses a folder that changed."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.name}\0{path.stat().st_size}\n".encode("utf-8",
+                                                                    "surrogateescape"))
+    return digest.hexdigest()

@@ -1,0 +1,98 @@
+"""The image operating point: the scan threshold and grouping that ``detect`` uses by default.
+
+The window operating point (:mod:`.operating_point`) answers "is this 19x19 window a
+face?" at the cost asked for. A whole photograph is another question: it holds hundreds of
+thousands of windows, so what a user sees is the false alarms per megapixel after grouping,
+and the faces found. This module chooses the threshold from data the model never trained
+on:
+
+- the held-out fifth of the negative pictures (:mod:`facedetect.data.negatives`), scanned
+  once, whose groups give the false alarms per megapixel at every candidate threshold;
+- the held-out CBCL faces, whose window scores bound the threshold from below (no
+  threshold below the score that keeps ``FACE_QUANTILE`` of them is tried: lower gains
+  nothing at the window level).
+
+The threshold is the lowest candidate whose false-alarm rate, and that of every higher
+candidate, is at most the target: the highest face recall at the stated rate. Grouping is
+OpenCV's rule (``min_neighbors`` 3, no neighbour margin), fixed beforehand. The MIT+CMU
+development images never enter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..detector.detect import DetectionParams, group_detections, scan_raw, scanner_for
+from .bootstrap import _picture
+
+TARGET_FALSE_ALARMS_PER_MPX = 0.5
+MIN_NEIGHBORS = 3
+NEIGHBOR_MARGIN = 0.0
+FACE_QUANTILE = 0.01
+N_CANDIDATES = 80
+
+
+def scan_pictures(model, pictures, params: DetectionParams, progress: bool = False,
+                  warn=None):
+    """Raw windows (rects, scores) of each readable picture, and the megapixels scanned."""
+    scanner = scanner_for(model, params)
+    raw, megapixels = [], 0.0
+    for item in tqdm(pictures, desc="held-out negatives", unit="picture",
+                     disable=not progress, leave=False):
+        picture = _picture(item, warn or (lambda line: None))
+        if picture is None:
+            continue
+        megapixels += picture.size / 1e6
+        rects, scores, _ = scan_raw(picture, scanner, params)
+        raw.append((rects, scores))
+    return raw, megapixels
+
+
+def false_alarm_rates(raw, megapixels: float, thresholds, min_neighbors: int,
+                      neighbor_margin: float) -> np.ndarray:
+    """Groups per megapixel at each threshold (each picture grouped on its own)."""
+    counts = np.zeros(len(thresholds))
+    for rects, scores in raw:
+        for i, threshold in enumerate(thresholds):
+            keep = scores > threshold - neighbor_margin
+            if not keep.any():
+                break  # thresholds rise: no window left for the higher ones
+            counts[i] += len(group_detections(rects[keep], scores[keep], threshold,
+                                              min_neighbors, neighbor_margin)[1])
+    return counts / max(megapixels, 1e-12)
+
+
+def choose_image_threshold(thresholds, rates, target: float) -> int:
+    """Index of the lowest threshold from which every rate is at most ``target`` (the last
+    one if none is)."""
+    ok = np.asarray(rates) <= target
+    # suffix "all ok": the rate need not fall monotonically with the threshold
+    suffix = np.flip(np.logical_and.accumulate(np.flip(ok)))
+    return int(np.argmax(suffix)) if suffix.any() else len(thresholds) - 1
+
+
+def image_operating_point(model, held_out_pictures, held_out_faces: np.ndarray,
+                          target: float = TARGET_FALSE_ALARMS_PER_MPX,
+                          progress: bool = False, warn=None) -> dict:
+    """The ``detection`` section of a model file (see the module docstring)."""
+    face_scores = model.decision_function(held_out_faces)
+    low = float(np.quantile(face_scores, FACE_QUANTILE))
+    base = DetectionParams(threshold=low, min_neighbors=MIN_NEIGHBORS,
+                           neighbor_margin=NEIGHBOR_MARGIN)
+    raw, megapixels = scan_pictures(model, held_out_pictures, base, progress, warn)
+    top = max([low] + [float(s.max()) for _, s in raw if len(s)])
+    thresholds = np.linspace(low, top, N_CANDIDATES)
+    rates = false_alarm_rates(raw, megapixels, thresholds, MIN_NEIGHBORS, NEIGHBOR_MARGIN)
+    chosen = choose_image_threshold(thresholds, rates, target)
+    threshold = float(thresholds[chosen])
+    return {"threshold": round(threshold, 6), "min_neighbors": MIN_NEIGHBORS,
+            "neighbor_margin": NEIGHBOR_MARGIN, "scale_factor": base.scale_factor,
+            "step": base.step, "min_size": base.min_size, "applies_to": "images",
+            "target_false_alarms_per_megapixel": target,
+            "false_alarms_per_megapixel": round(float(rates[chosen]), 4),
+            "heldout_face_window_recall": round(float(np.mean(face_scores > threshold)), 4),
+            "source": f"{len(raw)} held-out negative pictures ({megapixels:.1f} Mpx) and "
+                      f"{len(face_scores)} held-out faces",
+            "curve": {"thresholds": [round(float(t), 4) for t in thresholds],
+                      "false_alarms_per_megapixel": [round(float(r), 4) for r in rates]}}
