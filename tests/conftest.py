@@ -43,6 +43,30 @@ def cbcl(cbcl_dir):
     return load_cbcl(cbcl_dir)
 
 
+@pytest.fixture(scope="session")
+def negatives_dir() -> Path:
+    path = SHARED / "negatives" / "images"
+    if not path.is_dir():
+        pytest.skip("negative pictures not available at ../shared/datasets/negatives")
+    return path
+
+
+@pytest.fixture(scope="session")
+def small_cbcl(tmp_path_factory, cbcl):
+    """A CBCL-shaped folder with 150 faces and 250 non-faces of the real data."""
+    root = tmp_path_factory.mktemp("cbcl_small")
+    rng = np.random.default_rng(0)
+    for cls, label, count in (("face", 1, 150), ("non-face", 0, 250)):
+        folder = root / "train" / cls
+        folder.mkdir(parents=True)
+        members = rng.choice(np.flatnonzero(cbcl.labels == label), count, replace=False)
+        for i in members:
+            (folder / cbcl.names[i].rsplit("/", 1)[1]).write_bytes(pgm_bytes(cbcl.images[i]))
+    return root
+
+
+
+
 def pgm_bytes(array: np.ndarray) -> bytes:
     height, width = array.shape
     return f"P5\n{width} {height}\n255\n".encode() + array.astype(np.uint8).tobytes()

@@ -15,7 +15,6 @@ from facedetect.metrics import (
     roc_points,
 )
 
-from .test_train_pipeline import small_cbcl  # noqa: F401  (fixture)
 
 
 def test_rates_hand_computed():

@@ -16,21 +16,6 @@ from facedetect.training import AdaBoostDB
 from facedetect.training.evaluation import evaluate
 from facedetect.training.pipeline import TrainConfig, _terminate_as_interrupt, train_detector
 
-from .conftest import pgm_bytes
-
-
-@pytest.fixture(scope="module")
-def small_cbcl(tmp_path_factory, cbcl):
-    """A CBCL-shaped folder with 150 faces and 250 non-faces of the real data."""
-    root = tmp_path_factory.mktemp("cbcl_small")
-    rng = np.random.default_rng(0)
-    for cls, label, count in (("face", 1, 150), ("non-face", 0, 250)):
-        folder = root / "train" / cls
-        folder.mkdir(parents=True)
-        members = rng.choice(np.flatnonzero(cbcl.labels == label), count, replace=False)
-        for i in members:
-            (folder / cbcl.names[i].rsplit("/", 1)[1]).write_bytes(pgm_bytes(cbcl.images[i]))
-    return root
 
 
 def run_cli(*args):

@@ -12,8 +12,9 @@ from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.bootstrap import NegativeSet
 from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
-from ..training.pipeline import (ALGORITHM_CHOICES, TrainConfig, check_config,
-                                 check_data,                                  split_indices, train_detector)
+from ..training.config import (ALGORITHM_CHOICES, TrainConfig, check_config, check_data,
+                               split_indices)
+from ..training.pipeline import train_detector
 from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main)

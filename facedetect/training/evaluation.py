@@ -34,7 +34,7 @@ def evaluation_indices(model, data, split: str = "heldout"):
                                   "held-out windows (use --split train to see training error)")
         return held
     if split == "train":
-        from .pipeline import TrainConfig, split_indices
+        from .config import TrainConfig, split_indices
         fields = {k: v for k, v in config.items() if k in TrainConfig.__dataclass_fields__}
         fields["cost"] = tuple(fields.get("cost", (1, 1)))
         train, _ = split_indices(data.labels, TrainConfig(**fields))

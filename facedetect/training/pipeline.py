@@ -1,7 +1,10 @@
-"""The CBCL training workflow behind ``train-detector``: split, features, boost, save.
+"""The CBCL training workflow behind ``train-detector``: split, features, boost, mine, save.
 
-Everything a run depends on is in :class:`TrainConfig`; the model records it, together with
-the held-out file names, so evaluation can refuse to leak.
+A run is a sequence of stages: compute the features of the windows so far (:mod:`.storage`),
+boost, mine hard negatives (:mod:`.bootstrap`), repeat; then the window operating point
+(:mod:`.operating_point`), learnt rejection and the image operating point
+(:mod:`.image_point`). Every stage can be interrupted and resumed (:mod:`.checkpoint`).
+The settings and the data split are in :mod:`.config`.
 """
 
 from __future__ import annotations
@@ -10,167 +13,26 @@ import signal
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..data import balanced_subset, load_cbcl, stratified_holdout
+from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..haar import haar_feature_pool
 from .binned import BinnedFeatures
-from .boosting import (AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost,
-                       TrainingState)
+from .boosting import TrainingState
 from .bootstrap import MiningState, NegativeSet, hard_negatives
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint, save_checkpoint
+from .config import (THRESHOLD_RULES, TrainConfig, calibration_indices, check_config,
+                     check_data, make_estimator, split_indices, training_windows)
 from .image_point import TARGET_FALSE_ALARMS_PER_MPX, image_operating_point
+from .operating_point import choose_operating_point
 from .storage import (DEFAULT_MEMORY_GB, check_memory_setting, compact_features,
                       exact_features, memory_bytes)
-from .operating_point import CALIBRATIONS, check_prior, choose_operating_point
-
-ALGORITHM_CHOICES = ("db", "dbn", "cs", "adaboost", "asym-init")
-# threshold_rule -> the operating-point rule behind it
-THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
-
-
-@dataclass
-class TrainConfig:
-    cost: tuple[float, float] = (1.0, 1.0)
-    rounds: int = 200
-    algorithm: str = "db"
-    selection: str = "root"
-    holdout: float = 0.25
-    balanced: bool = False
-    seed: int = 0
-    mirror: bool = False
-    jitter: int = 0
-    # The operating point: a stratified fraction of the training part that boosting does
-    # not see scores the model; a calibration map is fitted on those scores and the
-    # threshold goes where the calibrated probability crosses the Bayes cut for the cost
-    # at ``prior`` (default: the data's). threshold_rule "empirical" takes the least
-    # empirical expected cost on the same scores instead. 0 keeps the raw threshold 0.
-    calibration_split: float = 0.2
-    prior: float | None = None
-    calibration: str = "sigmoid"        # "sigmoid" (Platt) or "isotonic"
-    threshold_rule: str = "calibrated"  # or "empirical"
-    # Feature storage: compact uint8 bins (default) or the paper's exact float32 search.
-    exact: bool = False
-    # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
-    # scoring above ``threshold`` on the negative pictures.
-    bootstrap_rounds: int = 0
-    bootstrap_limit: int = 4000
-    bootstrap_threshold: float = 0.0
-
-    @property
-    def uses_exact(self) -> bool:
-        """Exact storage: asked for, or needed (minimum-loss selection has no binned search)."""
-        return self.exact or self.algorithm == "cs" or self.selection == "loss"
-
-    def as_dict(self) -> dict:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
-
-
-def make_estimator(config: TrainConfig):
-    """The estimator for ``--algorithm`` (dbn is AdaBoostDB with the exhaustive search)."""
-    if config.algorithm in ("db", "dbn"):
-        return AdaBoostDB(config.rounds, config.cost, selection=config.selection,
-                          search="exhaustive" if config.algorithm == "dbn" else "conditional",
-                          random_state=config.seed)
-    if config.algorithm == "cs":
-        return CostSensitiveAdaBoost(config.rounds, config.cost, random_state=config.seed)
-    if config.algorithm == "adaboost":
-        return AdaBoost(config.rounds, random_state=config.seed)
-    if config.algorithm == "asym-init":
-        return AsymmetricInitAdaBoost(config.rounds, config.cost, random_state=config.seed)
-    raise FacedetectError(f"unknown algorithm {config.algorithm!r}; "
-                          f"choose from {', '.join(ALGORITHM_CHOICES)}")
-
-
-def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False,
-                     jitter: int = 0, seed: int = 0):
-    """The training windows and labels; with ``mirror`` each face also appears flipped
-    left to right (a face seen in a mirror is still a face, and frontal faces are near
-    symmetric, so this doubles the positives at no labelling cost); with ``jitter`` N,
-    N slightly turned, scaled and shifted copies of each of those faces follow
-    (:mod:`.augment`). Non-faces are left alone: their count already outnumbers the faces."""
-    faces = images[labels == 1]
-    if mirror:
-        faces = np.concatenate([faces, faces[:, :, ::-1]])
-    if jitter:
-        from .augment import jittered_faces
-        faces = np.concatenate([faces, jittered_faces(faces, jitter, seed)])
-    added = faces[int((labels == 1).sum()):]
-    return (np.concatenate([images, added]),
-            np.concatenate([labels, np.ones(len(added), labels.dtype)]))
-
-
-def check_data(cbcl) -> None:
-    """Refuse data with one class only."""
-    if len(np.unique(cbcl.labels)) < 2:
-        raise FacedetectError(f"{cbcl.source}: the data has only one class "
-                              f"({'faces' if cbcl.labels[0] == 1 else 'non-faces'}); "
-                              f"training needs faces and non-faces")
-
-
-def split_indices(labels, config: TrainConfig):
-    """(train, held-out) indices into the loaded data, per the config."""
-    candidates = (balanced_subset(labels, seed=config.seed) if config.balanced
-                  else np.arange(len(labels)))
-    if config.holdout == 0:
-        return candidates, np.array([], dtype=np.intp)
-    train, held = stratified_holdout(labels[candidates], config.holdout, seed=config.seed)
-    for part, name in ((held, "held-out"), (train, "training")):
-        if len(np.unique(labels[candidates[part]])) < 2:
-            raise FacedetectError(f"holdout {config.holdout:g} leaves the {name} part without "
-                                  f"both classes ({len(part)} windows); choose a holdout "
-                                  "between these extremes, or 0 to train on everything")
-    return candidates[train], candidates[held]
-
-
-def calibration_indices(labels, train, config: TrainConfig):
-    """(boosting, calibration) indices: the calibration part is a stratified, seeded
-    fraction of the training part (empty without an operating point)."""
-    if not config.calibration_split:
-        return train, np.array([], dtype=np.intp)
-    fit, calibration = stratified_holdout(labels[train], config.calibration_split,
-                                          seed=config.seed + 1)
-    held = labels[train[calibration]]
-    if (held == 1).all() or (held != 1).all():  # checked before any training is spent
-        raise FacedetectError(
-            f"the calibration split holds one class only ({int((held == 1).sum())} faces, "
-            f"{int((held != 1).sum())} non-faces of {len(train)} training windows): use more "
-            "data, a larger calibration_split, or calibration_split 0 for the raw threshold")
-    return train[fit], train[calibration]
-
-
-def check_config(config: TrainConfig) -> None:
-    """Refuse settings that cannot give a sound model, naming the parameter."""
-    if config.holdout != 0 and not 0 < config.holdout < 1:
-        raise FacedetectError(f"holdout must be in [0, 1), got {config.holdout}")
-    if config.calibration_split != 0 and not 0 < config.calibration_split < 1:
-        raise FacedetectError(f"calibration_split must be in [0, 1), got "
-                              f"{config.calibration_split}")
-    if config.prior is not None:
-        check_prior(config.prior)
-    if not (isinstance(config.seed, (int, np.integer)) and 0 <= config.seed < 2**32):
-        raise FacedetectError(f"seed must be an integer in 0..2^32-1, got {config.seed!r}")
-    if config.calibration not in CALIBRATIONS:
-        raise FacedetectError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got "
-                              f"{config.calibration!r}")
-    if config.threshold_rule not in THRESHOLD_RULES:
-        raise FacedetectError(f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, "
-                              f"got {config.threshold_rule!r}")
-    if config.prior is not None and not config.calibration_split:
-        raise FacedetectError("a prior needs a calibration split (calibration_split > 0)")
-    if not (0 <= config.bootstrap_rounds <= 20 and 1 <= config.bootstrap_limit <= 10**7):
-        raise FacedetectError("bootstrap_rounds must be in 0..20 and bootstrap_limit in "
-                              f"1..10^7, got {config.bootstrap_rounds}, "
-                              f"{config.bootstrap_limit}")
-    if not -1e6 < config.bootstrap_threshold < 1e6:
-        raise FacedetectError(f"bootstrap_threshold must be a finite number, got "
-                              f"{config.bootstrap_threshold}")
 
 
 def window_operating_point(model: HaarDetectorModel, images, labels,

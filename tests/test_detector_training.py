@@ -1,0 +1,222 @@
+"""The detector recipe: negatives found and split, mining, resumable stages, and the image
+operating point that detect uses."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from facedetect.data import load_cbcl
+from facedetect.data.negatives import (find_negatives, fingerprint, is_held_out,
+                                       negative_files, split_negatives)
+from facedetect.detector.detect import DetectionParams, detect_faces, params_for
+from facedetect.errors import DataNotFoundError, FacedetectError
+from facedetect.training.bootstrap import (MiningState, NegativeSet, hard_negatives)
+from facedetect.training.image_point import (choose_image_threshold, false_alarm_rates,
+                                             scan_pictures)
+from facedetect.training.pipeline import TrainConfig, train_detector
+
+
+def _write_pictures(folder, count, seed=0, size=(90, 120)):
+    from PIL import Image
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        texture = rng.integers(0, 256, size, dtype=np.uint8)
+        Image.fromarray(texture).save(folder / f"neg-{i:04d}.png")
+    return folder
+
+
+def test_negatives_are_found_in_order_and_a_named_place_must_exist(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FACEDETECT_NEGATIVES", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert find_negatives() is None
+    cached = _write_pictures(tmp_path / "cache" / "facedetect" / "negatives" / "images", 1)
+    assert find_negatives() == cached                      # a folder holding images/
+    local = _write_pictures(tmp_path / "data" / "negatives", 1)
+    assert find_negatives() == local.relative_to(tmp_path) or find_negatives() == local
+    env = _write_pictures(tmp_path / "env", 1)
+    monkeypatch.setenv("FACEDETECT_NEGATIVES", str(env))
+    assert find_negatives() == env
+    flag = _write_pictures(tmp_path / "flag", 1)
+    assert find_negatives(flag) == flag
+    with pytest.raises(DataNotFoundError, match="--negatives"):
+        find_negatives(tmp_path / "typo")                  # never falls through
+    monkeypatch.setenv("FACEDETECT_NEGATIVES", str(tmp_path / "typo"))
+    with pytest.raises(DataNotFoundError, match="FACEDETECT_NEGATIVES"):
+        find_negatives()
+
+
+def test_the_held_out_fifth_depends_on_the_name_only(tmp_path):
+    folder = _write_pictures(tmp_path / "n", 200)
+    files = negative_files(folder)
+    mining, held = split_negatives(files)
+    assert len(mining) + len(held) == 200 and 25 <= len(held) <= 55
+    assert not set(mining) & set(held)
+    # Adding pictures moves none between the parts; the fingerprint sees the change.
+    before = fingerprint(files)
+    _write_pictures(tmp_path / "n", 250)
+    mining2, held2 = split_negatives(negative_files(folder))
+    assert set(held) <= set(held2) and set(mining) <= set(mining2)
+    assert fingerprint(negative_files(folder)) != before
+    assert is_held_out(files[0]) == is_held_out(tmp_path / "elsewhere" / files[0].name)
+
+
+def test_shared_negatives_hold_out_a_fifth(negatives_dir):
+    mining, held = split_negatives(negative_files(negatives_dir))
+    assert len(mining) + len(held) == 2516
+    assert abs(len(held) / 2516 - 0.2) < 0.02
+
+
+def test_without_a_folder_training_warns_once_and_uses_skimage(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FACEDETECT_NEGATIVES", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    lines = []
+    found = NegativeSet.find(warn=lines.append)
+    assert len(lines) == 1 and "./data/negatives" in lines[0] and "--negatives" in lines[0]
+    assert len(found.mining) == 16 and found.held_out == []
+
+
+@pytest.fixture(scope="module")
+def plain_model(small_cbcl):
+    return train_detector(TrainConfig((1, 1), 4), load_cbcl(small_cbcl), progress=False).model
+
+
+def test_mining_skips_bad_files_with_one_line_each(tmp_path, plain_model):
+    folder = _write_pictures(tmp_path / "n", 3)
+    (folder / "broken.png").write_bytes(b"not a picture")
+    (folder / "empty.jpg").write_bytes(b"")
+    lines = []
+    files = negative_files(folder)
+    found = hard_negatives(plain_model, files, limit=10**6, seed=0, warn=lines.append)
+    assert len(lines) == 2 and all(line.startswith("skipping") for line in lines)
+    assert len(found) > 0 and (plain_model.decision_function(found) > 0).all()
+    with pytest.raises(FacedetectError, match="none of the 2 negative pictures"):
+        hard_negatives(plain_model, files[:2], limit=10, seed=0, warn=lines.append)
+
+
+def test_mining_stops_at_the_limit_and_resumes_to_the_same_windows(tmp_path, plain_model):
+    files = negative_files(_write_pictures(tmp_path / "n", 70, size=(60, 60)))
+    whole = hard_negatives(plain_model, files, limit=100, seed=5)
+    assert len(whole) == 100
+    state = MiningState()
+
+    def stop_after_ten(mining):
+        if mining.position == 10:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        hard_negatives(plain_model, files, limit=100, seed=5, state=state,
+                       on_picture=stop_after_ten)
+    assert state.position == 10
+    resumed = hard_negatives(plain_model, files, limit=100, seed=5, state=state)
+    np.testing.assert_array_equal(resumed, whole)
+    # no picture gives more than limit / 50 = 2 windows (70 pictures: the cap applies)
+    assert state.count == 100
+
+
+def test_an_interrupted_bootstrap_resumes_to_the_identical_model(small_cbcl, tmp_path,
+                                                                monkeypatch):
+    data = load_cbcl(small_cbcl)
+    negatives = NegativeSet.find(_write_pictures(tmp_path / "neg", 80, size=(70, 70)))
+    config = TrainConfig((1, 5), 5, bootstrap_rounds=2, bootstrap_limit=120)
+    whole = train_detector(config, data, out=tmp_path / "whole.json", progress=False,
+                           negatives=negatives).model
+    assert len(whole.document["training"]["bootstrap"]["stages"]) == 2
+    import facedetect.training.bootstrap as bootstrap
+    original = bootstrap.positive_windows
+    calls = {"n": 0}
+
+    def interrupted(*args, **kwargs):   # the second stage's mining, 7 pictures in
+        calls["n"] += 1
+        if calls["n"] == 60 + 7:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+    monkeypatch.setattr(bootstrap, "positive_windows", interrupted)
+    out = tmp_path / "resumed.json"
+    with pytest.raises(FacedetectError, match="interrupted while mining"):
+        train_detector(config, data, out=out, progress=False, negatives=negatives)
+    monkeypatch.setattr(bootstrap, "positive_windows", original)
+    saved = json.loads((tmp_path / "resumed.json.checkpoint.json").read_text())
+    assert saved["mining"]["position"] > 0
+    # A changed folder is refused with the reason.
+    _write_pictures(tmp_path / "neg", 81, size=(70, 70))
+    changed = NegativeSet.find(tmp_path / "neg")
+    with pytest.raises(FacedetectError, match="negatives folder changed"):
+        train_detector(config, data, out=out, resume=True, progress=False, negatives=changed)
+    os.remove(tmp_path / "neg" / "neg-0080.png")
+    resumed = train_detector(config, data, out=out, resume=True, progress=False,
+                             negatives=negatives).model
+    for key in ("thresholds", "polarities", "alphas"):
+        assert getattr(resumed, key).tobytes() == getattr(whole, key).tobytes()
+    timing = ("seconds",)
+    assert {k: v for k, v in resumed.detection.items() if k not in timing} == \
+        {k: v for k, v in whole.detection.items() if k not in timing}
+    assert not (tmp_path / "resumed.json.checkpoint.json").exists()
+    assert not (tmp_path / "resumed.json.checkpoint.json.npz").exists()
+
+
+def test_choose_image_threshold_takes_the_lowest_safe_one():
+    thresholds = np.arange(6.0)
+    assert choose_image_threshold(thresholds, [3, 2, 0.4, 0.6, 0.2, 0.0], 0.5) == 4
+    assert choose_image_threshold(thresholds, [3, 0.5, 0.4, 0.3, 0.2, 0.0], 0.5) == 1
+    assert choose_image_threshold(thresholds, [3, 2, 2, 2, 2, 1], 0.5) == 5
+
+
+def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
+    pictures = [np.random.default_rng(i).integers(0, 256, (80, 100), dtype=np.uint8)
+                for i in range(4)]
+    base = DetectionParams(threshold=-2.0, scale_factor=1.2, step=1)
+    raw, megapixels = scan_pictures(plain_model, pictures, base)
+    assert megapixels == pytest.approx(4 * 8000 / 1e6)
+    thresholds = [-2.0, 0.0, 1.0]
+    rates = false_alarm_rates(raw, megapixels, thresholds, 3, 0.0)
+    for threshold, rate in zip(thresholds, rates):
+        params = DetectionParams(threshold=threshold, scale_factor=1.2, step=1)
+        count = sum(len(detect_faces(p, plain_model, params).boxes) for p in pictures)
+        assert rate * megapixels == pytest.approx(count)
+
+
+def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_model):
+    detection = {"threshold": 2.5, "min_neighbors": 4, "neighbor_margin": 1.0,
+                 "scale_factor": 1.2, "step": 2, "min_size": 24, "applies_to": "images"}
+    model = plain_model.with_detection(detection)
+    params = params_for(model)
+    assert (params.threshold, params.min_neighbors, params.neighbor_margin,
+            params.scale_factor, params.step, params.min_size) == (2.5, 4, 1.0, 1.2, 2, 24)
+    assert params_for(model, threshold=0.5, step=None).threshold == 0.5
+    assert params_for(plain_model).threshold == plain_model.threshold
+
+
+def test_a_bad_detection_section_is_refused(plain_model, tmp_path):
+    from facedetect.training.model_io import load_document, reseal, save_document
+    for bad in ({"threshold": "x"}, {"min_neighbors": -1}, {"scale_factor": 1.0},
+                {"applies_to": "windows"}, {"step": "fast"}):
+        detection = {"threshold": 2.5, "min_neighbors": 4, "neighbor_margin": 1.0,
+                     "scale_factor": 1.2, "step": 2, "min_size": 24, "applies_to": "images"}
+        document = dict(plain_model.document, detection=dict(detection, **bad))
+        save_document(tmp_path / "m.json", reseal(document))
+        with pytest.raises(FacedetectError, match="detection needs"):
+            load_document(tmp_path / "m.json")
+
+
+def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
+    negatives = _write_pictures(tmp_path / "neg", 30, size=(60, 80))
+    env = dict(os.environ, FACEDETECT_NEGATIVES=str(negatives))
+    out = tmp_path / "m.json"
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--rounds", "3",
+                             "--data", str(small_cbcl), "--bootstrap-limit", "50", "--out",
+                             str(out), "--json"], capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["detection"]["applies_to"] == "images"
+    document = json.loads(out.read_text())
+    config = document["training"]["config"]
+    assert config["mirror"] and config["jitter"] == 1 and config["bootstrap_rounds"] == 2
+    assert document["training"]["storage"] == "compact"
+    assert document["training"]["bootstrap"]["negatives"] == str(negatives)
