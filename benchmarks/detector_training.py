@@ -26,10 +26,11 @@ from facedetect.detector.detect import detect_faces, params_for
 from facedetect.detector.images import read_grey
 from facedetect.detector.model import HaarDetectorModel
 
-from .common import RESULTS, machine, write_results
+from .common import machine, write_results
 
 RUNS = {"default": [], "4x": ["--bootstrap-limit", "16000"],
-        "exact": ["--exact", "--memory", "12"], "no-bootstrap": ["--no-bootstrap"]}
+        "exact": ["--exact", "--memory", "12"], "no-bootstrap": ["--no-bootstrap"],
+        "no-bootstrap-exact": ["--no-bootstrap", "--exact", "--memory", "12"]}
 CASCADES = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
 WRAPPER = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)")
@@ -105,13 +106,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--dev", default=str(Path(__file__).resolve().parents[2] / "shared"
                                              / "datasets" / "mit-cmu-dev"))
     parser.add_argument("--label", default="detector_training")
+    parser.add_argument("--models", default="data/models", help="where the models go")
     args = parser.parse_args(argv)
     folder = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
     if folder is None:
         raise SystemExit("set FACEDETECT_NEGATIVES to the negatives folder")
     _, held = split_negatives(negative_files(folder))
     results = {"machine": machine(), "runs": {}}
-    work = RESULTS / "models"
+    work = Path(args.models)
     work.mkdir(parents=True, exist_ok=True)
     for name in args.runs.split(","):
         out = work / f"{args.label}_{name}.json"
@@ -125,7 +127,7 @@ def main(argv=None) -> dict:
         results["runs"][name] = result
         print(json.dumps(result, indent=2), flush=True)
     first = next(iter(results["runs"].values()))
-    lines = [f"# Detector training (train-detector --cost 1,10)\n",
+    lines = ["# Detector training (train-detector --cost 1,10)\n",
              f"Machine: {results['machine']}. Idle machine unless stated.\n",
              "| run | train s | peak RSS GiB | CBCL held-out FN / FP | dev TPR at FP "
              "(44 images, 218 faces) | held-out negatives FA/Mpx |",

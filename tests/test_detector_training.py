@@ -217,6 +217,6 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert summary["detection"]["applies_to"] == "images"
     document = json.loads(out.read_text())
     config = document["training"]["config"]
-    assert config["mirror"] and config["jitter"] == 1 and config["bootstrap_rounds"] == 2
+    assert config["mirror"] and config["jitter"] == 3 and config["bootstrap_rounds"] == 2
     assert document["training"]["storage"] == "compact"
     assert document["training"]["bootstrap"]["negatives"] == str(negatives)

@@ -22,7 +22,8 @@ from .common import (bounded_int, check_writable, describe_operating_point, fini
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The detector recipe (train-detector with no flags); the measurements behind it are in
 # docs/detector-training.md.
-DEFAULT_JITTER = 1
+DEFAULT_ROUNDS = 300
+DEFAULT_JITTER = 3
 DEFAULT_BOOTSTRAP_ROUNDS = 2
 DEFAULT_BOOTSTRAP_LIMIT = 4000
 
@@ -30,7 +31,8 @@ DEFAULT_BOOTSTRAP_LIMIT = 4000
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cost", type=parse_cost, default=(1.0, 1.0), metavar="CP,CN",
                         help="cost of a missed face, then of a false alarm (default 1,1)")
-    parser.add_argument("--rounds", type=int, default=200, help="boosting rounds (default 200)")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help=f"boosting rounds (default {DEFAULT_ROUNDS})")
     parser.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="db",
                         help="db (AdaBoostDB, default), dbn (no conditional search), "
                              "cs (Cost-Sensitive AdaBoost), adaboost, asym-init")

@@ -26,7 +26,9 @@ from tqdm.auto import tqdm
 from ..detector.detect import DetectionParams, group_detections, scan_raw, scanner_for
 from .bootstrap import _picture
 
-TARGET_FALSE_ALARMS_PER_MPX = 0.5
+# OpenCV's haarcascade_frontalface_default.xml raises 1.22 per Mpx on the held-out fifth
+# of the shared negatives (scale 1.1, 3 neighbours): the default stays below it.
+TARGET_FALSE_ALARMS_PER_MPX = 1.0
 MIN_NEIGHBORS = 3
 NEIGHBOR_MARGIN = 0.0
 FACE_QUANTILE = 0.01
