@@ -220,3 +220,24 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert config["mirror"] and config["jitter"] == 3 and config["bootstrap_rounds"] == 2
     assert document["training"]["storage"] == "compact"
     assert document["training"]["bootstrap"]["negatives"] == str(negatives)
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda folder: None, "no pictures in the negatives folder"),
+    (lambda folder: [(folder / f"x{i}.jpg").write_bytes(b"junk") for i in range(10)],
+     "could be read"),
+])
+def test_a_useless_negatives_folder_is_one_clear_error(small_cbcl, tmp_path, setup, message):
+    folder = tmp_path / "neg"
+    folder.mkdir()
+    setup(folder)
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--rounds", "2",
+                             "--data", str(small_cbcl), "--negatives", str(folder), "--quiet",
+                             "--out", str(tmp_path / "m.json")], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 1 and message in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "Traceback" not in result.stderr
+    skipped = [line for line in result.stderr.splitlines() if "skipping" in line]
+    assert len(skipped) == (0 if "no pictures" in message else
+                            len(split_negatives(negative_files(folder))[0]))

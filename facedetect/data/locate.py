@@ -18,16 +18,22 @@ def user_cache_dir() -> Path:
     return Path(base) / "facedetect"
 
 
-def candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
-    """Every place looked at, in order, with the reason it is looked at."""
+def search_places(explicit, flag: str, env_var: str, name: str) -> list[tuple[str, Path]]:
+    """Every place looked at for a data set, in order, with the reason: the flag, the
+    environment variable, ``./data/<name>``, the user cache."""
     places = []
     if explicit is not None:
-        places.append(("--data", Path(explicit)))
-    if os.environ.get(ENV_VAR):
-        places.append((f"${ENV_VAR}", Path(os.environ[ENV_VAR])))
-    places.append(("./data/cbcl", Path("data") / "cbcl"))
-    places.append(("user cache", user_cache_dir() / "cbcl"))
+        places.append((flag, Path(explicit)))
+    if os.environ.get(env_var):
+        places.append((f"${env_var}", Path(os.environ[env_var])))
+    places.append((f"./data/{name}", Path("data") / name))
+    places.append(("user cache", user_cache_dir() / name))
     return places
+
+
+def candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+    """Every place looked at for CBCL, in order, with the reason it is looked at."""
+    return search_places(explicit, "--data", ENV_VAR, "cbcl")
 
 
 def is_cbcl_source(path: Path) -> bool:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..errors import DataNotFoundError
-from .locate import user_cache_dir
+from .locate import search_places
 
 ENV_VAR = "FACEDETECT_NEGATIVES"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".pgm", ".ppm", ".pbm", ".bmp", ".tif", ".tiff",
@@ -27,14 +27,7 @@ HELD_OUT_SHARE = 5  # one picture in five
 
 
 def negative_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
-    places = []
-    if explicit is not None:
-        places.append(("--negatives", Path(explicit)))
-    if os.environ.get(ENV_VAR):
-        places.append((f"${ENV_VAR}", Path(os.environ[ENV_VAR])))
-    places.append(("./data/negatives", Path("data") / "negatives"))
-    places.append(("user cache", user_cache_dir() / "negatives"))
-    return places
+    return search_places(explicit, "--negatives", ENV_VAR, "negatives")
 
 
 def find_negatives(explicit: str | os.PathLike | None = None) -> Path | None:

@@ -152,17 +152,15 @@ class BinnedFeatures:
 # --- the search -------------------------------------------------------------------------
 
 @_jit
-def _histogram(row, weights, is_positive, hist_pos, hist_neg, counts):
-    hist_pos[:] = 0.0
-    hist_neg[:] = 0.0
+def _histogram(row, weights, klass, hist, counts):
+    """Class weights per bin, interleaved: ``hist[2 b]`` positive, ``hist[2 b + 1]``
+    negative (``klass`` is 0 for a positive sample, 1 for a negative: no branch)."""
+    hist[:] = 0.0
     counts[:] = 0
     for j in range(row.size):
         b = row[j]
         counts[b] += 1
-        if is_positive[j]:
-            hist_pos[b] += weights[j]
-        else:
-            hist_neg[b] += weights[j]
+        hist[2 * b + klass[j]] += weights[j]
     top = N_BINS - 1
     while top > 0 and counts[top] == 0:
         top -= 1
@@ -177,7 +175,7 @@ def _test_terms(alpha, a, b, cp, cn):
 
 
 @_pjit
-def _root_kernel(bins, feature_offset, weights, is_positive, a, b, cp, cn, alpha0,
+def _root_kernel(bins, feature_offset, weights, klass, a, b, cp, cn, alpha0,
                  exhaustive, best_alpha, best_id, best_err, roots):
     """Per block of features, the candidate of largest root; ties to the lowest index.
 
@@ -189,20 +187,19 @@ def _root_kernel(bins, feature_offset, weights, is_positive, a, b, cp, cn, alpha
     n_features = bins.shape[0]
     n_blocks = best_alpha.size
     for blk in numba.prange(n_blocks):
-        hist_pos = np.empty(N_BINS)
-        hist_neg = np.empty(N_BINS)
+        hist = np.empty(2 * N_BINS)
         counts = np.empty(N_BINS, np.int64)
         alpha = alpha0
         found = False
         r_pos, r_neg, s = _test_terms(max(alpha, 0.0), a, b, cp, cn)
         n_roots = 0
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
-            top = _histogram(bins[f], weights, is_positive, hist_pos, hist_neg, counts)
+            top = _histogram(bins[f], weights, klass, hist, counts)
             cum_pos = 0.0
             cum_neg = 0.0
             for k in range(top):
-                cum_pos += hist_pos[k]
-                cum_neg += hist_neg[k]
+                cum_pos += hist[2 * k]
+                cum_neg += hist[2 * k + 1]
                 if counts[k] == 0:
                     continue
                 for polarity in (1, -1):
@@ -276,7 +273,8 @@ def _search_rows(bins, feature_offset, weights, is_positive, a, b, cp, cn, exhau
     best_id = np.full((n_blocks, 4), -1, np.int64)
     best_err = np.zeros((n_blocks, 2))
     roots = np.zeros(n_blocks, np.int64)
-    _root_kernel(bins, feature_offset, weights, is_positive, a, b, cp, cn, float(alpha0),
+    klass = np.where(is_positive, 0, 1).astype(np.intp)
+    _root_kernel(bins, feature_offset, weights, klass, a, b, cp, cn, float(alpha0),
                  bool(exhaustive), best_alpha, best_id, best_err, roots)
     valid = np.flatnonzero(best_id[:, 0] >= 0)
     if valid.size == 0:
