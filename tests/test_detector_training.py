@@ -241,3 +241,14 @@ def test_a_useless_negatives_folder_is_one_clear_error(small_cbcl, tmp_path, set
     skipped = [line for line in result.stderr.splitlines() if "skipping" in line]
     assert len(skipped) == (0 if "no pictures" in message else
                             len(split_negatives(negative_files(folder))[0]))
+
+
+def test_an_unreadable_negatives_folder_is_one_error(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    with pytest.raises(FacedetectError, match="cannot list the negatives folder "
+                                              "\\(Permission denied\\)"):
+        negative_files(tmp_path)

@@ -17,7 +17,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..errors import DataNotFoundError
+from ..errors import DataNotFoundError, FacedetectError
 from .locate import search_places
 
 ENV_VAR = "FACEDETECT_NEGATIVES"
@@ -48,8 +48,12 @@ def find_negatives(explicit: str | os.PathLike | None = None) -> Path | None:
 
 def negative_files(folder: Path) -> list[Path]:
     """The picture files of a folder (by suffix), in name order."""
-    return sorted(p for p in Path(folder).iterdir()
-                  if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    try:
+        return sorted(p for p in Path(folder).iterdir()
+                      if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    except OSError as error:
+        raise FacedetectError(f"{folder}: cannot list the negatives folder "
+                              f"({error.strerror})") from None
 
 
 def is_held_out(path: Path) -> bool:
@@ -74,6 +78,9 @@ def fingerprint(files: list[Path]) -> str:
     """SHA-256 of the names and sizes: a resume refuses a folder that changed."""
     digest = hashlib.sha256()
     for path in files:
-        digest.update(f"{path.name}\0{path.stat().st_size}\n".encode("utf-8",
-                                                                    "surrogateescape"))
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = -1   # vanished or unreadable: mining will say so, picture by picture
+        digest.update(f"{path.name}\0{size}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
