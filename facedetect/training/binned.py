@@ -28,7 +28,7 @@ import numpy as np
 
 from .roots import solve_alpha
 from .search import EXACT_SLACK, N_BLOCKS
-from .stumps import RADIX_SIZE, _float32_keys, _radix_argsort
+from .stumps import _float32_keys, _radix_argsort, radix_scratch
 
 MAX_EDGES = 255
 N_BINS = MAX_EDGES + 1
@@ -68,11 +68,7 @@ def _row_bins(values, order, edges_row, n_edges, out_row):
 def _binning_kernel(values_t, edges, n_edges, out, n_blocks):
     n_features, n = values_t.shape
     for blk in numba.prange(n_blocks):
-        keys = np.empty(n, np.uint32)
-        tmp_keys = np.empty(n, np.uint32)
-        order = np.empty(n, np.int64)
-        tmp_idx = np.empty(n, np.int64)
-        counts = np.empty(RADIX_SIZE, np.int64)
+        keys, tmp_keys, order, tmp_idx, counts = radix_scratch(n)
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
             row = values_t[f]
             _float32_keys(row, keys)

@@ -87,15 +87,18 @@ def _encode_row(column, idx, order_row, flag):
     order_row[n - 1] = idx[n - 1] | flag
 
 
+@numba.njit(cache=True)
+def radix_scratch(n):
+    """``(keys, tmp_keys, idx, tmp_idx, counts)``: the buffers of one radix argsort."""
+    return (np.empty(n, np.uint32), np.empty(n, np.uint32), np.empty(n, np.int64),
+            np.empty(n, np.int64), np.empty(RADIX_SIZE, np.int64))
+
+
 @numba.njit(parallel=True, cache=True)
 def _presort_float32(values_t, order, flag, n_blocks):
     n_features, n = values_t.shape
     for blk in numba.prange(n_blocks):
-        keys = np.empty(n, np.uint32)
-        tmp_keys = np.empty(n, np.uint32)
-        idx = np.empty(n, np.int64)
-        tmp_idx = np.empty(n, np.int64)
-        counts = np.empty(RADIX_SIZE, np.int64)
+        keys, tmp_keys, idx, tmp_idx, counts = radix_scratch(n)
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
             _float32_keys(values_t[f], keys)
             _radix_argsort(keys, idx, tmp_keys, tmp_idx, counts)
