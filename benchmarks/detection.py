@@ -19,7 +19,7 @@ from PIL import Image
 from skimage import data
 
 from facedetect.cli.detect_cmd import load_detector
-from facedetect.detector.detect import DetectionParams, detect_faces, scanner_for
+from facedetect.detector.detect import DetectionParams, detect_faces, params_for, scanner_for
 from facedetect.detector.images import to_grey
 
 from .common import machine, write_results
@@ -59,8 +59,10 @@ def main(argv=None) -> dict:
         theirs, _ = median_time(lambda: cascade.detectMultiScale(
             grey, args.scale_factor, 3, minSize=(args.min_size, args.min_size)), args.repeat)
         for label, step, pruning in configs:
-            params = DetectionParams(scale_factor=args.scale_factor, min_size=args.min_size,
-                                     step=step)
+            # The model's own image operating point (threshold, grouping) at these scan
+            # settings: what detect does with no flags.
+            params = params_for(model, scale_factor=args.scale_factor,
+                                min_size=args.min_size, step=step)
             scanner = scanner_for(model, params, pruning=pruning)
             detect_faces(grey, model, params, scanner)  # warm-up (compilation)
             ours, found = median_time(lambda: detect_faces(grey, model, params, scanner),
@@ -85,7 +87,9 @@ Machine: {results['machine']}; OpenCV threads {results['threads']}, numba thread
 {numba.get_num_threads()}. Scale factor {args.scale_factor}, minimum window {args.min_size}
 px, medians of {args.repeat} runs after a warm-up, OpenCV timed in the same run on the same
 grey image. OpenCV: `haarcascade_frontalface_default.xml` (25 stages; it steps 2 px while
-the window is at most twice its size, then 1). facedetect: the shipped one-stage model;
+the window is at most twice its size, then 1). facedetect: the shipped one-stage model at
+its own image operating point (threshold {params_for(model).threshold:.4g}, min-neighbors
+{params_for(model).min_neighbors});
 "exact" uses only the exact early rejection, "pruned" adds the model's learnt rejection
 thresholds (the default), "step auto" uses OpenCV's stepping rule, "step refine" scans every
 second window and then the step-1 windows around those near the threshold. Windows are those
