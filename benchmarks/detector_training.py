@@ -28,7 +28,7 @@ from facedetect.detector.model import HaarDetectorModel
 
 from .common import machine, write_results
 
-RUNS = {"default": [], "4x": ["--bootstrap-limit", "16000"],
+RUNS = {"default": [], "2x": ["--bootstrap-limit", "8000"], "4x": ["--bootstrap-limit", "16000"],
         "exact": ["--exact", "--memory", "12"], "no-bootstrap": ["--no-bootstrap"],
         "no-bootstrap-exact": ["--no-bootstrap", "--exact", "--memory", "12"]}
 CASCADES = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
