@@ -413,3 +413,40 @@ def test_a_second_writer_of_the_same_output_is_refused(tmp_path):
     assert not (tmp_path / "m.json.lock").exists()
     with exclusive_output(out):   # free again
         pass
+
+
+def test_resume_with_fewer_rounds_saves_only_the_rounds_asked(small_cbcl, tmp_path,
+                                                               monkeypatch):
+    data = load_cbcl(small_cbcl)
+    original = AdaBoostDB._boost_once
+
+    def stop(self, *args):
+        if len(args[0].alphas) == 6:
+            raise KeyboardInterrupt
+        return original(self, *args)
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
+    out = tmp_path / "m.json"
+    with pytest.raises(FacedetectError, match="after 6 rounds"):
+        train_detector(TrainConfig((1, 10), 9), data, out=out, checkpoint_every=2,
+                       progress=False)
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
+    resumed = train_detector(TrainConfig((1, 10), 4), data, out=out, resume=True,
+                             progress=False).model
+    short = train_detector(TrainConfig((1, 10), 4), data, progress=False).model
+    assert resumed.n_stumps == 4
+    for key in ("thresholds", "polarities", "alphas"):
+        assert getattr(resumed, key).tobytes() == getattr(short, key).tobytes()
+
+
+def test_resume_past_the_first_stage_needs_the_same_rounds(tmp_path):
+    from facedetect.training.checkpoint import RunState, load_checkpoint, save_checkpoint
+    path = tmp_path / "m.json.checkpoint.json"
+    save_checkpoint(path, RunState(stage=1), {"rounds": 5, "cost": [1, 10]})
+    assert load_checkpoint(path, {"rounds": 5, "cost": [1, 10]}).stage == 1
+    with pytest.raises(FacedetectError, match="resume with --rounds 5"):
+        load_checkpoint(path, {"rounds": 4, "cost": [1, 10]})
+    # A damaged window file is refused by its checksum.
+    npz = tmp_path / "m.json.checkpoint.json.npz"
+    npz.write_bytes(npz.read_bytes()[:-1] + b"x")
+    with pytest.raises(FacedetectError, match="does not match its checkpoint"):
+        load_checkpoint(path, {"rounds": 5, "cost": [1, 10]})

@@ -93,6 +93,12 @@ def load_checkpoint(path, config: dict) -> RunState:
     if different:
         raise FacedetectError(f"{path}: checkpoint was made with different settings "
                               f"({', '.join(different)}); train again without --resume")
+    saved_rounds = (document.get("config") or {}).get("rounds")
+    if (document.get("stage") or document.get("mining")) and saved_rounds != config.get("rounds"):
+        # Earlier stages mined with a model of the saved length: another length is another run.
+        raise FacedetectError(f"{path}: the checkpoint is past its first stage, which ran "
+                              f"{saved_rounds} rounds; resume with --rounds {saved_rounds} "
+                              "or train again without --resume")
     if hashlib.sha256(payload).hexdigest() != document.get("windows_sha256"):
         raise FacedetectError(f"{_windows_path(path)}: does not match its checkpoint "
                               "(damaged or from another run)")

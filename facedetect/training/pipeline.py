@@ -142,6 +142,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                progress, log, memory or memory_bytes(DEFAULT_MEMORY_GB), negatives,
                warn or (lambda line: print(line, file=sys.stderr)))
     state = load_checkpoint(checkpoint, run_config) if resume else RunState()
+    if state.boosting is not None and len(state.boosting.alphas) > config.rounds:
+        state.boosting = _first_rounds(state.boosting, config.rounds)
     base = training_windows(cbcl.images[train], cbcl.labels[train], config.mirror,
                             config.jitter, config.seed)
     estimator, state, y = _boost_and_mine(run, base, state)
@@ -342,6 +344,14 @@ def _fit_with_checkpoints(run: _Run, estimator, store, y, state: RunState):
 def _resave(model: HaarDetectorModel, out) -> HaarDetectorModel:
     model.save(out)
     return HaarDetectorModel.load(out)
+
+
+def _first_rounds(state, rounds: int):
+    """A finished state holding the first ``rounds`` stumps: what a run of that length
+    would have ended with (boosting never looks ahead). Its weights are not used again."""
+    return TrainingState(state.weights, state.log_acc_pos, state.log_acc_neg,
+                         list(state.stumps[:rounds]), list(state.alphas[:rounds]),
+                         list(state.history[:rounds]), True)
 
 
 def _copy_state(state):
