@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import mmap
-import os
 import tempfile
 
 import numpy as np
@@ -140,10 +139,3 @@ def memory_bytes(gigabytes: float) -> int:
     if not (isinstance(gigabytes, (int, float)) and 0 < gigabytes < float("inf")):
         raise FacedetectError(f"memory must be a positive number of GiB, got {gigabytes!r}")
     return int(gigabytes * 2**30)
-
-
-def physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
