@@ -60,7 +60,7 @@ def test_tampered_files_are_rejected(tmp_path, trained, change, message):
 
 def _resigned(path, change):
     """Malformed content with a valid checksum: validation must still catch it."""
-    from facedetect.training.model_io import _digest
+    from facedetect.model_file import digest as _digest
     document = json.loads(path.read_text())
     change(document)
     document["sha256"] = _digest(document)
@@ -71,10 +71,21 @@ def _resigned(path, change):
     (lambda d: d["stumps"][0].update(polarity=2), "stump 0 is malformed"),
     (lambda d: d["stumps"][1].update(feature=10_000), "stump 1 is malformed"),
     (lambda d: d.update(cost=[0, 1]), "cost"),
-    (lambda d: d.update(algorithm="evil"), "unknown algorithm"),
+    (lambda d: d.update(algorithm="evil"), "algorithm must be one of"),
+    (lambda d: d.update(algorithm=["db"]), "algorithm must be one of"),
+    (lambda d: d.update(search="sideways"), "search must be"),
+    (lambda d: d.update(selection=None), "selection must be"),
+    (lambda d: d.update(features=[1, 2]), "features must be an object"),
+    (lambda d: d.update(features=dict(HAAR, pool_index=[7] * len(d["stumps"]))),
+     "pool_index"),
+    (lambda d: d.update(training=[]), "training must be an object"),
+    (lambda d: d.update(training={"heldout_names": "a.pgm"}), "heldout_names"),
+    (lambda d: d.update(classes=[1, 1]), "two different labels"),
+    (lambda d: d["stumps"][0].update(polarity=True), "stump 0 is malformed"),
+    (lambda d: d.update(extra=1), "unknown field 'extra'"),
     (lambda d: d.update(features=dict(HAAR, rects=[[[15, 15, 9, 9, 1.0]]] * len(d["stumps"]))),
      "outside the window"),
-    (lambda d: d.update(stumps=[]), "no stumps"),
+    (lambda d: d.update(stumps=[]), "stumps must be a list of 1"),
 ])
 def test_malformed_content_is_rejected(tmp_path, trained, change, message):
     path = save_model(tmp_path / "m.json", trained[0])
@@ -92,6 +103,34 @@ def test_unreadable_files(tmp_path):
     (tmp_path / "nan.json").write_text('{"format": NaN}')
     with pytest.raises(FacedetectError):
         load_model(tmp_path / "nan.json")
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"format": 1e999}', "out of range"),
+    ('{"format": ' + "9" * 5000 + "}", "integer of 5000 digits"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"format": Infinity}', "Infinity is not allowed"),
+])
+def test_json_that_python_would_misread_is_refused(tmp_path, text, message):
+    (tmp_path / "m.json").write_text(text)
+    with pytest.raises(FacedetectError, match=message):
+        load_model(tmp_path / "m.json")
+
+
+def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch):
+    from facedetect import model_file
+    monkeypatch.setattr(model_file, "MAX_MODEL_BYTES", 100)
+    (tmp_path / "m.json").write_text(" " * 101 + "{}")
+    with pytest.raises(FacedetectError, match="more than the 100 a model may have"):
+        load_model(tmp_path / "m.json")
+    with pytest.raises(FacedetectError, match="is a folder"):
+        load_model(tmp_path)
+
+
+def test_every_algorithm_name_is_known_to_the_schema():
+    from facedetect.model_file import ALGORITHM_NAMES
+    from facedetect.training.model_io import ALGORITHMS
+    assert set(ALGORITHM_NAMES) == set(ALGORITHMS)
 
 
 def test_save_is_atomic(tmp_path, trained):

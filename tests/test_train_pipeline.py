@@ -450,3 +450,28 @@ def test_resume_past_the_first_stage_needs_the_same_rounds(tmp_path):
     npz.write_bytes(npz.read_bytes()[:-1] + b"x")
     with pytest.raises(FacedetectError, match="does not match its checkpoint"):
         load_checkpoint(path, {"rounds": 5, "cost": [1, 10]})
+
+
+def test_a_tampered_checkpoint_is_refused(tmp_path):
+    import json
+
+    from facedetect.model_file import reseal
+    from facedetect.training.boosting import TrainingState
+    from facedetect.training.checkpoint import RunState, load_checkpoint, save_checkpoint
+    path = tmp_path / "m.json.checkpoint.json"
+    config = {"rounds": 5, "cost": [1, 10]}
+    state = TrainingState(np.full(4, 0.25), 0.0, 0.0, [(3, 0.5, 1)], [0.7], [{}], False)
+    save_checkpoint(path, RunState(boosting=state), config)
+    assert load_checkpoint(path, config).boosting.stumps == [(3, 0.5, 1)]
+    document = json.loads(path.read_text())
+    document["boosting"]["weights"][0] = 0.5
+    path.write_text(json.dumps(document))
+    with pytest.raises(FacedetectError, match="checksum mismatch"):
+        load_checkpoint(path, config)
+    document["boosting"]["weights"][0] = -1.0   # resealed: the content check refuses it
+    path.write_text(json.dumps(reseal(document)))
+    with pytest.raises(FacedetectError, match="damaged checkpoint"):
+        load_checkpoint(path, config)
+    path.write_text('{"format": 1e999}')
+    with pytest.raises(FacedetectError, match="out of range"):
+        load_checkpoint(path, config)

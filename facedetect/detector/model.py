@@ -13,7 +13,7 @@ import numpy as np
 
 from ..haar import integral_image, squared_integral_image
 from ..haar.integral import normalization_factors
-from ..training.model_io import load_document, save_document
+from ..model_file import load_document, reseal, save_document
 
 
 @dataclass
@@ -54,7 +54,6 @@ class HaarDetectorModel:
         faces); unchanged if no face passes ``reference``."""
         import copy
 
-        from ..training.model_io import reseal
         from .pruning import rejection_thresholds
         thresholds = rejection_thresholds(self, face_windows, reference)
         if thresholds is None:
@@ -68,7 +67,6 @@ class HaarDetectorModel:
         """A copy carrying the image operating point (the ``detection`` section)."""
         import copy
 
-        from ..training.model_io import reseal
         document = copy.deepcopy(self.document)
         document["detection"] = detection
         return type(self).from_document(reseal(document))

@@ -20,11 +20,13 @@ import numpy as np
 
 from ..atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
+from ..model_file import digest, parse_json
 from .boosting import TrainingState
 from .bootstrap import MiningState
 
 FORMAT = "facedetect-checkpoint"
-VERSION = 2
+VERSION = 3   # 3: the JSON carries its own SHA-256
+MAX_CHECKPOINT_BYTES = 2 ** 30
 
 
 @dataclass
@@ -59,7 +61,8 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
                     "finished": state.finished},
                 "mining": None if run.mining is None else {
                     "position": run.mining.position, "skipped": run.mining.skipped}}
-    return atomic_write_text(path, json.dumps(document))
+    document["sha256"] = digest(document)
+    return atomic_write_text(path, json.dumps(document, allow_nan=False))
 
 
 def remove_checkpoint(path) -> None:
@@ -76,15 +79,20 @@ def load_checkpoint(path, config: dict) -> RunState:
     """The saved run, after checking it belongs to a run with this ``config``."""
     path = Path(path)
     try:
-        document = json.loads(path.read_text())
+        if path.stat().st_size > MAX_CHECKPOINT_BYTES:
+            raise FacedetectError(f"{path}: larger than any checkpoint of this program")
+        document = parse_json(path.read_text(encoding="utf-8"), path, "checkpoint")
         payload = _windows_path(path).read_bytes()
     except FileNotFoundError as error:
         raise FacedetectError(f"{error.filename}: no checkpoint to resume from") from None
-    except (OSError, ValueError) as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise FacedetectError(f"{path}: unreadable checkpoint ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT \
             or document.get("version") != VERSION:
         raise FacedetectError(f"{path}: not a facedetect checkpoint of version {VERSION}")
+    if document.get("sha256") != digest(document):
+        raise FacedetectError(f"{path}: checksum mismatch: the checkpoint was modified or "
+                              "damaged; train again without --resume")
     different = _differences(document.get("config") or {}, config)
     if "negatives_sha256" in different:
         raise FacedetectError(f"{path}: the negatives folder changed since the checkpoint "
@@ -107,13 +115,18 @@ def load_checkpoint(path, config: dict) -> RunState:
             extra, mined = arrays["extra"], arrays["mined"]
         return RunState(int(document["stage"]), extra, _boosting(document["boosting"]),
                         _mining(document["mining"], mined))
-    except (KeyError, TypeError, ValueError) as error:
-        raise FacedetectError(f"{path}: damaged checkpoint ({error})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise FacedetectError(f"{path}: damaged checkpoint ({str(error)[:80]})") from None
 
 
 def _boosting(saved) -> TrainingState | None:
     if saved is None:
         return None
+    weights = np.asarray(saved["weights"], dtype=np.float64)
+    if weights.ndim != 1 or not (np.isfinite(weights).all() and (weights >= 0).all()) \
+            or len(saved["stumps"]) != len(saved["alphas"]) \
+            or not all(len(s) == 3 and isinstance(s[0], int) for s in saved["stumps"]):
+        raise ValueError("the boosting state is malformed")
     return TrainingState(np.asarray(saved["weights"], dtype=np.float64),
                          float(saved["log_acc_pos"]), float(saved["log_acc_neg"]),
                          [tuple(s) for s in saved["stumps"]],

@@ -27,6 +27,10 @@ def evaluation_indices(model, data, split: str = "heldout"):
                               f"(fingerprint {data.fingerprint()[:12]} vs recorded "
                               f"{recorded[:12]}); its held-out split does not apply")
     position = {name: i for i, name in enumerate(data.names)}
+    unknown = [name for name in training["heldout_names"] if name not in position]
+    if unknown:
+        raise FacedetectError(f"{data.source}: the model's held-out window {unknown[0]!r} is "
+                              "not in this data; its held-out split does not apply")
     held = np.array(sorted(position[n] for n in training["heldout_names"]), dtype=np.intp)
     if split == "heldout":
         if held.size == 0:
@@ -36,8 +40,12 @@ def evaluation_indices(model, data, split: str = "heldout"):
     if split == "train":
         from .config import TrainConfig, split_indices
         fields = {k: v for k, v in config.items() if k in TrainConfig.__dataclass_fields__}
-        fields["cost"] = tuple(fields.get("cost", (1, 1)))
-        train, _ = split_indices(data.labels, TrainConfig(**fields))
+        try:
+            fields["cost"] = tuple(fields.get("cost", (1, 1)))
+            train, _ = split_indices(data.labels, TrainConfig(**fields))
+        except (TypeError, ValueError):
+            raise FacedetectError("the model's recorded training settings are damaged; its "
+                                  "training split cannot be rebuilt") from None
         return train
     raise FacedetectError(f"unknown split {split!r}; use heldout or train")
 

@@ -304,6 +304,10 @@ def _fit_with_checkpoints(run: _Run, estimator, store, y, state: RunState):
     """Fit with a progress bar, periodic checkpoints and a checkpoint on interruption."""
     decision = np.zeros(len(y))
     resumed = state.boosting
+    if resumed is not None and (len(resumed.weights) != len(y) or any(
+            not 0 <= f < len(run.pool) for f, _, _ in resumed.stumps)):
+        raise FacedetectError(f"{run.checkpoint}: the checkpoint does not match these "
+                              "training windows; train again without --resume")
     if resumed is not None:
         for (f, threshold, polarity), alpha in zip(resumed.stumps, resumed.alphas):
             decision += alpha * _outputs(store, f, threshold, polarity)
