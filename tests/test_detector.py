@@ -216,6 +216,22 @@ def test_grouping_equals_opencv():
             np.testing.assert_array_equal(ours, np.asarray(theirs).reshape(-1, 4))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_grouping_equals_opencv_on_crowded_rectangles_of_any_shape(seed):
+    # Thousands of windows, widths and heights drawn apart, spread over many size buckets:
+    # the k-d tree candidates must still give exactly OpenCV's groups.
+    rng = np.random.default_rng(seed)
+    n = 3000
+    centres = rng.integers(0, 400, (40, 2))
+    sizes = rng.integers(5, 120, (n, 2))
+    rects = np.column_stack([centres[rng.integers(0, 40, n)] + rng.integers(-8, 9, (n, 2)),
+                             sizes])
+    for neighbors in (1, 4):
+        ours, _, _ = group_rectangles(rects, np.zeros(n), neighbors)
+        theirs, _ = cv2.groupRectangles(rects.tolist(), neighbors, 0.2)
+        np.testing.assert_array_equal(ours, np.asarray(theirs).reshape(-1, 4))
+
+
 def test_grouping_keeps_the_best_score():
     rects = np.array([[10, 10, 20, 20], [11, 10, 20, 20], [10, 11, 20, 20], [100, 100, 20, 20]])
     boxes, scores, counts = group_rectangles(rects, [1.0, 5.0, 2.0, 9.0], min_neighbors=2)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .grouping import group_rectangles
+from ..errors import FacedetectError
+from .grouping import MAX_WINDOWS, group_rectangles
 from .scan import REFINE_MARGIN, LevelScanner
 
 BOX_SCALE = 2.0
@@ -43,7 +44,6 @@ class DetectionParams:
         return self.threshold - self.neighbor_margin
 
     def validate(self):
-        from ..errors import FacedetectError
         if not 1.001 <= self.scale_factor <= 10:
             # Below 1.001 the pyramid has thousands of levels per octave: no end in sight.
             raise FacedetectError("--scale-factor must be in [1.001, 10]")
@@ -155,9 +155,15 @@ def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams
 def scan_raw(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """All windows above threshold, as integer ``(x, y, w, h)`` in image pixels, with scores."""
     win_w, win_h = scanner.window
-    rects, scores, scanned = [], [], 0
+    rects, scores, scanned, kept = [], [], 0, 0
     for _, (sx, sy), xs, ys, level_scores, level_scanned in scan_levels(grey, scanner, params):
         scanned += level_scanned
+        kept += len(xs)
+        if kept > MAX_WINDOWS:
+            # Stop before the windows fill memory: no face needs this many.
+            raise FacedetectError(f"more than {MAX_WINDOWS:,} windows score above "
+                                  f"{scanner.threshold:g}: the threshold is far below any "
+                                  "face's score; raise it")
         if len(xs):
             rects.append(np.column_stack([np.rint(xs * sx), np.rint(ys * sy),
                                           np.full(len(xs), round(win_w * sx)),

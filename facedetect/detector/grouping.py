@@ -12,36 +12,75 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 CHUNK = 512
+SIZE_BUCKET = 1.1   # windows whose widths differ by less than this factor share a k-d tree
 # Above this many windows grouping would take minutes and gigabytes (the windows above a
 # threshold far below any face's score): refused with a message rather than attempted.
 MAX_WINDOWS = 100_000
 
 
 def _similar_pairs(rects: np.ndarray, eps: float):
-    """Index pairs of similar rectangles (OpenCV's rule), comparing each window only with
-    those whose x lies within the largest possible tolerance: sorted by x, a chunk's
-    candidates are one contiguous slice, so the work follows the local density, not n^2."""
+    """Index pairs ``i < j`` of similar rectangles (OpenCV's rule: each corner within
+    ``eps`` times the mean of the smaller sides).
+
+    The rule bounds the Chebyshev distance of the corner points ``(x, y, x + w, y + h)``
+    by ``eps`` times either window's mean side, so k-d trees over windows of similar width
+    find every candidate pair in O(n log n + pairs); the exact rule then filters them.
+    """
     x, y, w, h = (rects[:, k].astype(np.float64) for k in range(4))
+    corners = np.column_stack([x, y, x + w, y + h])
+    bucket = np.floor(np.log(np.maximum(w, 1.0)) / np.log(SIZE_BUCKET)).astype(np.int64)
+    members = [np.flatnonzero(bucket == b) for b in np.unique(bucket)]
+    trees = [cKDTree(corners[m]) for m in members]
+    reach = [eps * (w[m].max() + h[m].max()) * 0.5 for m in members]
+    widths = [(w[m].min(), w[m].max()) for m in members]
+    rows, cols = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    for a in range(len(members)):
+        for b in range(a, len(members)):
+            limit = min(reach[a], reach[b])
+            if widths[b][0] - widths[a][1] > 2 * limit:
+                break   # the widths only grow from here on
+            found = trees[a].sparse_distance_matrix(trees[b], limit, p=np.inf,
+                                                    output_type="ndarray")
+            i, j = members[a][found["i"]], members[b][found["j"]]
+            rows.append(i)
+            cols.append(j)
+    i, j = np.concatenate(rows), np.concatenate(cols)
+    delta = eps * (np.minimum(w[i], w[j]) + np.minimum(h[i], h[j])) * 0.5
+    close = (i != j) & (np.abs(corners[i] - corners[j]) <= delta[:, None]).all(axis=1)
+    return i[close], j[close]
+
+
+def _inside_stronger(boxes: np.ndarray, counts: np.ndarray, eps: float) -> np.ndarray:
+    """For each box, whether it lies inside a stronger one (OpenCV's second pass).
+
+    Compared chunk by chunk with the boxes whose x can qualify (sorted by x, one
+    contiguous slice per chunk), so memory stays bounded and the work follows the density.
+    """
+    x, y, w, h = (boxes[:, k] for k in range(4))
+    dx = np.rint(w * eps).astype(np.int64)
+    dy = np.rint(h * eps).astype(np.int64)
     order = np.argsort(x, kind="stable")
     sorted_x = x[order]
-    reach = eps * (w.max() + h.max()) * 0.5   # no pair's tolerance exceeds this
-    rows, cols = [], []
-    for start in range(0, len(rects), CHUNK):
+    inside = np.zeros(len(boxes), dtype=bool)
+    if len(boxes) == 0:
+        return inside
+    # i inside j needs x_j <= x_i + dx_j and x_j >= x_i + w_i - (w_j + dx_j).
+    reach_left, reach_right = int((w + dx).max()), int(dx.max())
+    for start in range(0, len(boxes), CHUNK):
         mine = order[start:start + CHUNK]
-        low = np.searchsorted(sorted_x, sorted_x[start] - reach, "left")
-        high = np.searchsorted(sorted_x, sorted_x[mine.size + start - 1] + reach, "right")
+        low = np.searchsorted(sorted_x, x[mine].min() - reach_left, "left")
+        high = np.searchsorted(sorted_x, x[mine].max() + reach_right, "right")
         other = order[low:high]
-        delta = eps * (np.minimum(w[mine, None], w[other]) + np.minimum(h[mine, None], h[other])) * 0.5
-        close = ((np.abs(x[mine, None] - x[other]) <= delta)
-                 & (np.abs(y[mine, None] - y[other]) <= delta)
-                 & (np.abs(x[mine, None] + w[mine, None] - x[other] - w[other]) <= delta)
-                 & (np.abs(y[mine, None] + h[mine, None] - y[other] - h[other]) <= delta))
-        i, j = np.nonzero(close)
-        rows.append(mine[i])
-        cols.append(other[j])
-    return np.concatenate(rows), np.concatenate(cols)
+        n1, n2 = counts[mine, None], counts[None, other]
+        found = ((x[mine, None] >= x[other] - dx[other]) & (y[mine, None] >= y[other] - dy[other])
+                 & (x[mine, None] + w[mine, None] <= x[other] + w[other] + dx[other])
+                 & (y[mine, None] + h[mine, None] <= y[other] + h[other] + dy[other])
+                 & ((n2 > np.maximum(3, n1)) | (n1 < 3)) & (mine[:, None] != other[None, :]))
+        inside[mine] = found.any(axis=1)
+    return inside
 
 
 def group_rectangles(rects, scores, min_neighbors: int = 3, eps: float = 0.2):
@@ -72,18 +111,9 @@ def group_rectangles(rects, scores, min_neighbors: int = 3, eps: float = 0.2):
     np.add.at(sums, labels, rects)
     best = np.full(n_groups, -np.inf)
     np.maximum.at(best, labels, scores)
-    # saturate_cast<int> rounds half away from zero... to even, as cvRound does.
-    averaged = np.rint(sums / counts[:, None]).astype(np.int64)
-    # Drop a group that lies inside a stronger one (OpenCV's second pass), all pairs at once.
-    strong = counts > min_neighbors
-    x, y, w, h = (averaged[:, k] for k in range(4))
-    dx = np.rint(w * eps).astype(np.int64)
-    dy = np.rint(h * eps).astype(np.int64)
-    n1, n2 = counts[:, None], counts[None, :]
-    inside = ((x[:, None] >= x[None] - dx[None]) & (y[:, None] >= y[None] - dy[None])
-              & (x[:, None] + w[:, None] <= x[None] + w[None] + dx[None])
-              & (y[:, None] + h[:, None] <= y[None] + h[None] + dy[None])
-              & ((n2 > np.maximum(3, n1)) | (n1 < 3)) & strong[None, :])
-    np.fill_diagonal(inside, False)
-    keep = np.flatnonzero(strong & ~inside.any(axis=1))
+    # OpenCV scales by s = 1.f / n in float32 before rounding: the same arithmetic here.
+    scale = np.float32(1.0) / counts.astype(np.float32)
+    averaged = np.rint(sums.astype(np.float32) * scale[:, None]).astype(np.int64)
+    strong = np.flatnonzero(counts > min_neighbors)
+    keep = strong[~_inside_stronger(averaged[strong], counts[strong], eps)]
     return averaged[keep], best[keep], counts[keep]
