@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import glob
 import os
 import tempfile
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from .errors import FacedetectError
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
     path = Path(path)
+    _remove_stale_temporaries(path)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp creates the file 0600; give it the permissions a plain open() would.
@@ -31,6 +33,23 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     return path
 
 
+STALE_SECONDS = 3600
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove ``.<name>.*.tmp`` files an earlier write of ``path`` left when it was killed
+    (``kill -9`` gives no chance to clean up). Only those untouched for an hour: a
+    concurrent writer's temporary file is younger."""
+    import time
+    cutoff = time.time() - STALE_SECONDS
+    for temp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            if temp.is_file() and temp.stat().st_mtime < cutoff:
+                temp.unlink()
+        except OSError:
+            pass   # gone meanwhile, or not ours to remove: leave it
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -44,7 +63,10 @@ def exclusive_output(path: str | os.PathLike):
     file itself is removed on a clean exit.
     """
     lock_path = Path(str(path) + ".lock")
-    handle = open(lock_path, "a")
+    try:
+        handle = open(lock_path, "a")
+    except OSError as error:
+        raise FacedetectError(f"{path}: cannot write there ({error.strerror})") from None
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

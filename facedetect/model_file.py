@@ -19,6 +19,7 @@ FORMAT = "facedetect-model"
 VERSION = 1
 MAX_MODEL_BYTES = 64 * 2 ** 20   # 300 stumps take 0.1 MB; a 100,000-stump model about 20 MB
 MAX_STUMPS = 100_000
+MAX_DEPTH = 32                   # a model nests 5 levels deep
 MAX_INT_DIGITS = 30              # no field needs more; Python refuses over 4,300 anyway
 ALGORITHM_NAMES = ("db", "cs", "adaboost", "asym-init")
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
@@ -47,11 +48,27 @@ def _parse_constant(text: str):
     raise _Refused(f"{text} is not allowed")
 
 
+def _check_depth(value) -> None:
+    """Refuse nesting deeper than ``MAX_DEPTH`` (iteratively: re-encoding a deep document
+    for its checksum would exhaust the stack)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _Refused(f"nested more than {MAX_DEPTH} levels deep")
+        children = node.values() if isinstance(node, dict) else node if isinstance(
+            node, list) else ()
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, (dict, list)))
+
+
 def parse_json(text: str, path, what: str = "model file") -> object:
     """``text`` as JSON with finite numbers, bounded integers and bounded nesting."""
     try:
-        return json.loads(text, parse_float=_parse_float, parse_int=_parse_int,
-                          parse_constant=_parse_constant)
+        value = json.loads(text, parse_float=_parse_float, parse_int=_parse_int,
+                           parse_constant=_parse_constant)
+        _check_depth(value)
+        return value
     except _Refused as error:
         raise FacedetectError(f"{path}: invalid {what}: {error}") from None
     except json.JSONDecodeError as error:
@@ -255,17 +272,28 @@ def _check_detection(path, detection):
                    "min_size and applies_to 'images'")
 
 
+def read_bounded(path, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes. Devices, pipes and folders
+    are refused (``/dev/zero`` reports size 0 and never ends)."""
+    from pathlib import Path
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a folder", str(path))
+    if path.exists() and not path.is_file():
+        raise FacedetectError(f"{path}: not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FacedetectError(f"{path}: more than the {limit:,} bytes {what} may have")
+    return data
+
+
 def load_document(path) -> dict:
     """Read and validate a model file; any problem is one clear FacedetectError."""
     from pathlib import Path
     path = Path(path)
     try:
-        if path.is_dir():
-            raise IsADirectoryError
-        size = path.stat().st_size
-        if size > MAX_MODEL_BYTES:
-            fail(path, f"{size:,} bytes, more than the {MAX_MODEL_BYTES:,} a model may have")
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_MODEL_BYTES, "a model").decode("utf-8")
     except FileNotFoundError:
         raise FacedetectError(f"{path}: model file not found") from None
     except IsADirectoryError:

@@ -89,3 +89,17 @@ def test_errors_carry_the_command_name(tmp_path):
                           "evaluate-detector: error:")):
         result = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert result.returncode == 1 and result.stderr.startswith(prefix), result.stderr
+
+
+def test_library_warnings_reach_the_user_as_one_line(capsys):
+    import argparse
+    import warnings
+
+    from facedetect.cli.common import run_safely
+
+    def noisy(args):
+        warnings.warn("invalid value encountered\n  in divide", RuntimeWarning)
+        warnings.warn("invalid value encountered\n  in divide", RuntimeWarning)
+        return 0
+    assert run_safely(noisy, argparse.Namespace(), "detect") == 0
+    assert capsys.readouterr().err == "detect: warning: invalid value encountered in divide\n"

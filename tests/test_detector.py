@@ -555,15 +555,33 @@ def test_grouping_refuses_more_windows_than_its_bound(monkeypatch):
         group_rectangles(rects, np.zeros(11), 2)
 
 
-def test_sorted_pair_search_equals_all_pairs():
+def test_tree_pair_search_equals_all_pairs():
     from facedetect.detector.grouping import _similar_pairs
     rng = np.random.default_rng(3)
-    size = rng.integers(19, 120, 700)
-    rects = np.column_stack([rng.integers(0, 400, 700), rng.integers(0, 300, 700), size, size])
+    rects = np.column_stack([rng.integers(0, 400, 700), rng.integers(0, 300, 700),
+                             rng.integers(5, 120, (700, 2))])
     i, j = _similar_pairs(rects, 0.2)
     x, y, w, h = (rects[:, k].astype(float) for k in range(4))
     delta = 0.2 * (np.minimum(w[:, None], w) + np.minimum(h[:, None], h)) * 0.5
     close = ((abs(x[:, None] - x) <= delta) & (abs(y[:, None] - y) <= delta)
              & (abs(x[:, None] + w[:, None] - x - w) <= delta)
              & (abs(y[:, None] + h[:, None] - y - h) <= delta))
-    assert sorted(zip(i.tolist(), j.tolist())) == sorted(zip(*map(list, np.nonzero(close))))
+    np.fill_diagonal(close, False)
+    unordered = lambda a, b: {(min(p, q), max(p, q)) for p, q in zip(a.tolist(), b.tolist())}
+    assert unordered(i, j) == unordered(*np.nonzero(close)) and len(i) > 50
+
+
+def test_serial_and_parallel_scans_give_identical_windows(astronaut, monkeypatch):
+    from facedetect.detector import scan
+    from facedetect.detector.detect import DetectionParams, scan_raw, scanner_for
+    from facedetect.cli.detect_cmd import load_detector
+    model = load_detector(None)
+    results = []
+    for limit in (0, 10 ** 12):   # every call parallel, then every call serial
+        monkeypatch.setattr(scan, "PARALLEL_MIN_WINDOWS", limit)
+        for step in ("refine", 2):
+            params = DetectionParams(step=step, threshold=-4.0)
+            results.append(scan_raw(astronaut, scanner_for(model, params), params))
+    for parallel, serial in zip(results[:2], results[2:]):
+        np.testing.assert_array_equal(parallel[0], serial[0])
+        assert parallel[1].tobytes() == serial[1].tobytes() and len(parallel[1]) > 100

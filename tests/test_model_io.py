@@ -121,7 +121,7 @@ def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch)
     from facedetect import model_file
     monkeypatch.setattr(model_file, "MAX_MODEL_BYTES", 100)
     (tmp_path / "m.json").write_text(" " * 101 + "{}")
-    with pytest.raises(FacedetectError, match="more than the 100 a model may have"):
+    with pytest.raises(FacedetectError, match="more than the 100 bytes a model may have"):
         load_model(tmp_path / "m.json")
     with pytest.raises(FacedetectError, match="is a folder"):
         load_model(tmp_path)
@@ -181,3 +181,13 @@ def test_malformed_operating_point_is_rejected_even_with_a_fresh_checksum(
     path.write_text(json.dumps(reseal(document)))
     with pytest.raises(FacedetectError, match=message):
         load_document(path)
+
+
+def test_devices_and_nesting_within_parsing_limits_are_refused(tmp_path):
+    with pytest.raises(FacedetectError, match="not a regular file"):
+        load_model("/dev/zero")
+    # Deep enough to pass json.loads but not the checksum's re-encoding.
+    nested = '{"format": "facedetect-model", "training": ' + "[" * 500 + "]" * 500 + "}"
+    (tmp_path / "m.json").write_text(nested)
+    with pytest.raises(FacedetectError, match="nested more than 32 levels"):
+        load_model(tmp_path / "m.json")

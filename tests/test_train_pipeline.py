@@ -14,7 +14,8 @@ from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoostDB
 from facedetect.training.evaluation import evaluate
-from facedetect.training.pipeline import TrainConfig, _terminate_as_interrupt, train_detector
+from facedetect.interrupts import terminate_as_interrupt
+from facedetect.training.pipeline import TrainConfig, train_detector
 
 
 
@@ -103,7 +104,7 @@ def test_resume_refuses_a_checkpoint_of_other_settings(small_cbcl, tmp_path, mon
 
 def test_sigterm_becomes_an_interrupt():
     with pytest.raises(KeyboardInterrupt):
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             os.kill(os.getpid(), signal.SIGTERM)
             for _ in range(100):
                 pass

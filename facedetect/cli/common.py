@@ -7,9 +7,12 @@ import json
 import math
 import os
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 
 from ..errors import FacedetectError
+from ..interrupts import terminate_as_interrupt
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -20,7 +23,9 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
     command's own name (``train-detector: error: ...``), and a non-zero exit."""
     args.prog = prog
     try:
-        return int(function(args) or 0)
+        with warnings.catch_warnings(), terminate_as_interrupt():
+            warnings.showwarning = _one_line_warning(prog)
+            return int(function(args) or 0)
     except FacedetectError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
@@ -35,6 +40,25 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as error:
+        # A file system refusal the checks before the work could not foresee (disk full,
+        # a folder removed meanwhile): one line, naming the file.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"{prog}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _one_line_warning(prog: str):
+    """A ``warnings.showwarning`` that prints ``prog: warning: message`` on one line (no
+    source line, no file path), once per distinct message."""
+    shown = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            print(f"{prog}: warning: {text}", file=sys.stderr)
+    return show
 
 
 def parse_cost(text: str) -> tuple[float, float]:
@@ -87,6 +111,18 @@ def probability(text: str) -> float:
     return value
 
 
+def _probe_folder(folder: Path, flag: str, shown) -> None:
+    """Create and remove a file in ``folder``: the one test of writability that holds for
+    every file system and user (``os.access`` says yes to root on a read-only mount)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".facedetect-probe-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise FacedetectError(f"{flag}: cannot write in {str(shown)!r} "
+                              f"({error.strerror or error})") from None
+
+
 def check_writable(path, flag: str) -> Path:
     """``path`` names a file that can be written (checked before any work is done)."""
     path = Path(path)
@@ -94,8 +130,24 @@ def check_writable(path, flag: str) -> Path:
         raise FacedetectError(f"{flag}: folder {str(path.parent)!r} does not exist")
     if path.is_dir():
         raise FacedetectError(f"{flag}: {str(path)!r} is a folder; name a file")
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if path.exists() and not os.access(path, os.W_OK):
         raise FacedetectError(f"{flag}: {str(path)!r} is not writable")
+    _probe_folder(path.parent, flag, path)
+    return path
+
+
+def writable_folder(path, flag: str) -> Path:
+    """``path`` as a folder that exists and can be written, creating it (and its parents)
+    if need be; checked before any work is done."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise FacedetectError(f"{flag}: {str(path)!r} is a file; name a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FacedetectError(f"{flag}: cannot create folder {str(path)!r} "
+                              f"({error.strerror or error})") from None
+    _probe_folder(path, flag, path)
     return path
 
 

@@ -13,7 +13,8 @@ from ..detector.detect import DetectionParams, detect_faces, params_for, scanner
 from ..detector.images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
-from .common import EXIT_FAILURE, bounded_int, finite_float, standalone_main
+from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, standalone_main,
+                     writable_folder)
 
 DEFAULTS = DetectionParams()
 
@@ -112,16 +113,19 @@ def _output_names(files) -> dict:
     return names
 
 
-def _output_for(args, image_path: Path, names: dict) -> Path | None:
+def _output_place(args, files) -> tuple[Path | None, bool]:
+    """``(path, is_folder)`` of ``--output``, checked (and a folder created) before any
+    image is scanned: a folder when it is one, when several images are given or when it
+    has no suffix; otherwise the one annotated file."""
     if not args.output:
-        return None
+        return None, False
     out = Path(args.output)
-    if out.is_dir() or len(names) > 1 or not out.suffix:
-        out.mkdir(parents=True, exist_ok=True)
-        return out / names[image_path]
-    if not out.parent.is_dir():
-        raise FacedetectError(f"--output: folder {str(out.parent)!r} does not exist")
-    return out
+    if out.is_dir() or not out.suffix:
+        return writable_folder(out, "--output"), True
+    if len(files) > 1:
+        raise FacedetectError(f"--output: {len(files)} images need a folder, not the file "
+                              f"{str(out)!r}")
+    return check_writable(out, "--output"), False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))
     failures, report, names = 0, [], _output_names(files)
+    output, is_folder = _output_place(args, files)
     for path in files:
         try:
             grey = read_grey(path, args.max_pixels)
@@ -140,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 raise FacedetectError(f"{path}: image is {grey.shape[1]}x{grey.shape[0]}, "
                                       f"smaller than the {width}x{height} window")
             found = detect_faces(grey, model, params, scanner)
-            out = _output_for(args, path, names)
+            out = output / names[path] if is_folder else output
             if out is not None:
                 annotate(grey, found.boxes, found.scores, out)
         except FacedetectError as error:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..detector.detect import params_for
 from ..detector.export import export_opencv
-from ..errors import FacedetectError
-from .common import finite_float
+from .common import check_writable, finite_float
 from .detect_cmd import load_detector
 
 
@@ -24,9 +22,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model = load_detector(None if args.model == "default" else args.model)
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise FacedetectError(f"folder {str(out.parent)!r} does not exist")
+    out = check_writable(args.out, "out")
     threshold = params_for(model, threshold=args.threshold).threshold
     export_opencv(model, out, threshold)
     print(f"wrote {out}: one stage of {model.n_stumps} stumps, threshold {threshold:g}")

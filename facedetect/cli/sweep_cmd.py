@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..paper_figures import PAPER_COSTS
 from ..reproduce.cbcl_sweep import run_sweep
 from ..reproduce.cbcl_sweep_report import mean_table, sweep_markdown, write_sweep
-from .common import parse_cost
+from .common import parse_cost, writable_folder
 
 
 def parse_costs(text: str):
@@ -59,10 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.calibration_split < 1:
         raise FacedetectError("--calibration-split must be in (0, 1)")
     data = load_cbcl(args.data)
-    out_dir = Path(args.out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise FacedetectError(f"--out-dir: {out_dir} is a file")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = writable_folder(args.out_dir, "--out-dir")
     checkpoint = out_dir / "cbcl_sweep_checkpoint.json"
     rows = run_sweep(data, args.costs, rounds=args.rounds, folds=args.folds, seed=args.seed,
                      selection=args.selection, calibration_split=args.calibration_split,

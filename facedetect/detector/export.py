@@ -19,6 +19,9 @@ from ..atomic import atomic_write_text
 from ..errors import FacedetectError
 
 
+FLOAT32_LIMIT = 1e37   # below float32's largest, 3.4e38, with room for nextafter
+
+
 def opencv_rects(rects) -> list[tuple[int, int, int, int, float]]:
     """A feature's rectangles in at most three, as OpenCV requires."""
     if len(rects) <= 3:
@@ -93,4 +96,11 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
 
 
 def export_opencv(model, path, stage_threshold: float = 0.0):
+    """Write the cascade XML atomically. OpenCV reads its thresholds as float32, so one
+    beyond float32's range (which would read as infinity: a cascade that never fires) is
+    refused."""
+    if not abs(stage_threshold) < FLOAT32_LIMIT:
+        from ..errors import FacedetectError
+        raise FacedetectError(f"the stage threshold {stage_threshold:g} does not fit the "
+                              f"cascade's float32 (at most {FLOAT32_LIMIT:g} in size)")
     return atomic_write_text(path, cascade_xml(model, stage_threshold))

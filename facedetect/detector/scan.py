@@ -198,11 +198,10 @@ def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, 
             out[j] = running[j]
 
 
-@numba.njit(parallel=True, cache=True, boundscheck=False)
-def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
-               thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+def _scan_rows_body(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
+                    thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
     """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold,
-    else -inf; rows in parallel."""
+    else -inf; rows in parallel (in the parallel build)."""
     for i in numba.prange(rows):
         bases = i * step * stride + np.arange(cols) * step
         _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
@@ -210,16 +209,28 @@ def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
                      scores[i])
 
 
-@numba.njit(parallel=True, cache=True, boundscheck=False)
-def _score_windows(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
-    """:func:`_score_bases` on an arbitrary list of windows, in parallel chunks."""
+def _score_windows_body(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                        thresholds, polarities, alphas, reject_at, threshold, normalize,
+                        scores):
+    """:func:`_score_bases` on an arbitrary list of windows, in chunks (parallel in the
+    parallel build)."""
     chunk = 256
     for c in numba.prange((bases.size + chunk - 1) // chunk):
         stop = min(bases.size, (c + 1) * chunk)
         _score_bases(ii, sq, bases[c * chunk:stop], stride, win_w, win_h, offsets, weights,
                      counts, thresholds, polarities, alphas, reject_at, threshold,
                      normalize, scores[c * chunk:stop])
+
+
+# Each kernel in two builds. A parallel region costs a thread wake-up (tens of
+# microseconds, and far more when another process holds a core), so work under
+# PARALLEL_MIN_WINDOWS windows runs on the calling thread: a 640x480 photograph scans as
+# fast serially, and does not slow down 2x beside a busy process (benchmarks/under_load.py).
+PARALLEL_MIN_WINDOWS = 150_000
+_scan_rows = numba.njit(parallel=True, cache=True, boundscheck=False)(_scan_rows_body)
+_scan_rows_serial = numba.njit(cache=True, boundscheck=False)(_scan_rows_body)
+_score_windows = numba.njit(parallel=True, cache=True, boundscheck=False)(_score_windows_body)
+_score_windows_serial = numba.njit(cache=True, boundscheck=False)(_score_windows_body)
 
 
 @numba.njit(cache=True)
@@ -304,7 +315,8 @@ class LevelScanner:
 
     def _scan_grid(self, ii, sq, stride, rows, cols, step, reject_at, threshold):
         scores = np.empty((rows, cols))
-        _scan_rows(ii, sq, stride, rows, cols, step, *self.window, *self._stump_args(stride),
+        kernel = _scan_rows if rows * cols >= PARALLEL_MIN_WINDOWS else _scan_rows_serial
+        kernel(ii, sq, stride, rows, cols, step, *self.window, *self._stump_args(stride),
                    reject_at, threshold, self.model.normalize, scores)
         return scores
 
@@ -333,7 +345,9 @@ class LevelScanner:
         fine = np.unique((ys - first)[inside] * cols + xs[inside])
         fy, fx = fine // cols, fine % cols
         fine_scores = np.empty(fine.size)
-        _score_windows(ii, sq, fy * stride + fx, stride, win_w, win_h,
+        kernel = (_score_windows if fine.size >= PARALLEL_MIN_WINDOWS
+                  else _score_windows_serial)
+        kernel(ii, sq, fy * stride + fx, stride, win_w, win_h,
                        *self._stump_args(stride), self.reject_at, self.threshold,
                        self.model.normalize, fine_scores)
         coarse_y, coarse_x = first + 2 * ci, 2 * cj

@@ -9,10 +9,8 @@ The settings and the data split are in :mod:`.config`.
 
 from __future__ import annotations
 
-import signal
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from tqdm.auto import tqdm
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
+from ..interrupts import terminate_as_interrupt
 from ..haar import haar_feature_pool
 from .binned import BinnedFeatures
 from .boosting import TrainingState
@@ -43,22 +42,6 @@ def window_operating_point(model: HaarDetectorModel, images, labels,
                                    rule=THRESHOLD_RULES[config.threshold_rule])
     return dict(point.as_dict(), raw_threshold=0.0, applies_to="windows")
 
-
-
-@contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM (a kill) raises KeyboardInterrupt, so it leaves a checkpoint like Ctrl-C."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass
@@ -224,7 +207,7 @@ def _mine(run: _Run, estimator, faces, state: RunState):
             run.save(state)
             saved["at"] = mining.position
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             return hard_negatives(current, run.negatives.mining, config.bootstrap_limit,
                                   config.seed + state.stage, config.bootstrap_threshold,
                                   state=state.mining, progress=run.progress,
@@ -272,7 +255,7 @@ def _assemble(run: _Run, estimator, state: RunState, y, cbcl, train, held, calib
 def _with_image_point(run: _Run, model, state: RunState, held_faces, target):
     point_start = time.perf_counter()
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             detection = image_operating_point(model, run.negatives.held_out, held_faces,
                                               target, progress=run.progress, warn=run.warn)
     except KeyboardInterrupt:
@@ -330,7 +313,7 @@ def _fit_with_checkpoints(run: _Run, estimator, store, y, state: RunState):
             run.save(RunState(state.stage, state.extra, snapshot["state"]))
 
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             if isinstance(store, BinnedFeatures):
                 estimator.fit_binned(store, y, callback=on_round, state=resumed)
             else:
