@@ -118,3 +118,133 @@ def test_search_order(tmp_path, monkeypatch):
     # An explicit path without data is an error, not a silent fallback.
     with pytest.raises(DataNotFoundError, match="--data"):
         find_cbcl(tmp_path / "nothing")
+
+
+# --- PGM maxvals: the loader decodes a file exactly as detect reads it -------------------
+
+def _pgm_with_maxval(maxval: int, seed: int = 0, shape=(19, 19)) -> bytes:
+    samples = np.random.default_rng(seed).integers(0, maxval + 1, shape)
+    body = (samples.astype(">u2") if maxval > 255 else samples.astype(np.uint8)).tobytes()
+    return f"P5\n{shape[1]} {shape[0]}\n{maxval}\n".encode() + body
+
+
+@pytest.mark.parametrize("maxval", [1, 100, 255, 1023, 65535])
+def test_pgm_any_maxval_decodes_as_detect_reads_it(tmp_path, maxval):
+    from PIL import Image
+
+    from facedetect.data.cbcl import decode_window
+    from facedetect.detector.images import to_grey
+    for seed in range(3):
+        path = tmp_path / f"w{maxval}_{seed}.pgm"
+        path.write_bytes(_pgm_with_maxval(maxval, seed))
+        with Image.open(path) as image:
+            expected = to_grey(image)
+        got = decode_window(path.read_bytes(), path.name)
+        assert got.dtype == np.uint8 and got.shape == (19, 19)
+        assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"P5\n19 19\n0\n" + bytes(361), r"w\.pgm: PGM maxval 0 is outside 1\.\.65535"),
+    (b"P5\n19 19\n65536\n" + bytes(722), r"w\.pgm: PGM maxval 65536 is outside 1\.\.65535"),
+    (b"P5\n19 19\n1023\n" + bytes(700), r"w\.pgm: truncated PGM \(700 of 722 pixel bytes\)"),
+    (b"P5\n19 19\n100\n" + bytes(300), r"w\.pgm: truncated PGM \(300 of 361 pixel bytes\)"),
+])
+def test_pgm_bad_maxval_or_truncation_is_a_clean_error(data, message):
+    from facedetect.data.cbcl import decode_window
+    with pytest.raises(FacedetectError, match=message):
+        decode_window(data, "w.pgm")
+
+
+def test_unreadable_image_error_has_no_object_repr(tmp_path):
+    _make_folder(tmp_path)
+    (tmp_path / "train" / "face" / "junk.png").write_bytes(b"definitely not a png")
+    with pytest.raises(FacedetectError) as info:
+        load_cbcl(tmp_path)
+    assert "junk.png" in str(info.value) and " object at 0x" not in str(info.value)
+
+
+# --- archives: bounded members, no path tricks, errors that name the archive -------------
+
+def _tar_gz(path, files: dict):
+    from .conftest import _tar_bytes
+    path.write_bytes(_tar_bytes(files))
+    return path
+
+
+def _windows_tree(n=2):
+    windows = random_windows(2 * n)
+    tree = {f"train/face/f{i}.pgm": pgm_bytes(w) for i, w in enumerate(windows[:n])}
+    tree.update({f"train/non-face/n{i}.pgm": pgm_bytes(w) for i, w in enumerate(windows[n:])})
+    return tree
+
+
+def test_oversized_window_member_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import tarfile
+    files = _windows_tree()
+    files["train/face/big.pgm"] = bytes(2 << 20)  # compresses to almost nothing
+    archive = _tar_gz(tmp_path / "faces.tar.gz", files)
+    read = []
+    original = tarfile.TarFile.extractfile
+    monkeypatch.setattr(tarfile.TarFile, "extractfile",
+                        lambda self, member: read.append(member.name) or original(self, member))
+    with pytest.raises(FacedetectError) as info:
+        load_cbcl(archive)
+    message = str(info.value)
+    assert str(archive) in message and "train/face/big.pgm" in message and "limit" in message
+    assert "train/face/big.pgm" not in read
+
+
+def test_oversized_nested_archive_is_refused(tmp_path, monkeypatch):
+    from facedetect.data import cbcl as cbcl_module
+    monkeypatch.setattr(cbcl_module, "MAX_NESTED_BYTES", 1000)
+    windows = random_windows(6)
+    archive = write_official_archive(tmp_path / "faces.tar.gz", {"train": {
+        "face": [pgm_bytes(w) for w in windows[:3]],
+        "non-face": [pgm_bytes(w) for w in windows[3:]]}})
+    with pytest.raises(FacedetectError, match=r"face\.train\.tar\.gz.*limit") as info:
+        load_cbcl(archive)
+    assert str(archive) in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["../../train/face/x.pgm", "/train/face/x.pgm",
+                                 "train/../train/face/x.pgm"])
+def test_archive_with_unsafe_member_names_is_refused(tmp_path, bad):
+    files = _windows_tree()
+    files[bad] = pgm_bytes(random_windows(1, seed=9)[0])
+    archive = _tar_gz(tmp_path / "faces.tar.gz", files)
+    with pytest.raises(FacedetectError) as info:
+        load_cbcl(archive)
+    assert bad in str(info.value) and str(archive) in str(info.value)
+
+
+def test_unsafe_member_in_a_nested_archive_is_refused(tmp_path):
+    from .conftest import _tar_bytes
+    inner = _windows_tree()
+    inner["../train/face/x.pgm"] = pgm_bytes(random_windows(1, seed=9)[0])
+    archive = _tar_gz(tmp_path / "faces.tar.gz", {"face.train.tar.gz": _tar_bytes(inner)})
+    with pytest.raises(FacedetectError, match=r"face\.train\.tar\.gz.*\.\./train/face/x\.pgm"):
+        load_cbcl(archive)
+
+
+@pytest.mark.parametrize("inner, member", [
+    (b"\x1f\x8b\x08 a corrupt nested archive", "face.train.tar.gz"),
+    (None, "train/face/junk.pgm"),
+])
+def test_archive_errors_name_the_archive_and_member_on_one_line(tmp_path, inner, member):
+    from .conftest import _tar_bytes
+    if inner is None:  # a readable nested archive holding an unreadable window
+        inner = _tar_bytes({**_windows_tree(), "train/face/junk.pgm": b"not an image"})
+    archive = _tar_gz(tmp_path / "faces.tar.gz", {"face.train.tar.gz": inner})
+    with pytest.raises(FacedetectError) as info:
+        load_cbcl(archive)
+    message = str(info.value)
+    assert str(archive) in message and member in message
+    assert " object at 0x" not in message and "\n" not in message
+
+
+def test_data_info_errors_name_the_subcommand(tmp_path, capsys):
+    from facedetect.cli.main import main
+    assert main(["data", "info", "--data", str(tmp_path / "missing")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("facedetect data info: error: ")

@@ -511,12 +511,29 @@ def test_detections_are_identical_across_thread_counts(model, astronaut):
 
 
 @pytest.mark.parametrize("line", ["a.jpg 10 10 5 20", "a.jpg 1 2 nan 4", "a.jpg 1 2 inf 4",
-                                  "a.jpg 1 2 3 4 junk", "a.jpg 1 2 3"])
+                                  "a.jpg 1 2 3 4 junk", "a.jpg 1 2 3",
+                                  "a.jpg -1e308 -1e308 1e308 1e308"])
 def test_bad_annotation_lines_are_refused_with_their_number(tmp_path, line):
     path = tmp_path / "boxes.txt"
     path.write_text("ok.jpg 1 2 30 40\n" + line + "\n")
     with pytest.raises(FacedetectError, match=r"boxes.txt:2: expected"):
         read_annotations(path)
+
+
+def test_duplicate_and_outside_boxes_are_refused(tmp_path):
+    from facedetect.detector.evaluation import scan_dataset
+    path = tmp_path / "boxes.txt"
+    path.write_text("a.png 1 2 30 40\nb.png 1 1 9 9\na.png 1 2 30 40\n")
+    with pytest.raises(FacedetectError, match="boxes.txt:3: the same box twice for a.png"):
+        read_annotations(path)
+    (tmp_path / "images").mkdir()
+    Image.fromarray(np.zeros((240, 320), np.uint8)).save(tmp_path / "images" / "a.png")
+    path.write_text("a.png 5000 5000 6000 6000\n")
+    images = evaluation_images(tmp_path / "images", read_annotations(path))
+    with pytest.raises(FacedetectError, match="outside the 320x240 image"):
+        scan_dataset(images, None, None, read_grey)
+    with pytest.raises(FacedetectError, match="not a regular file"):
+        read_annotations("/dev/zero")
 
 
 def test_non_utf8_annotations_are_one_error(tmp_path):
@@ -585,3 +602,19 @@ def test_serial_and_parallel_scans_give_identical_windows(astronaut, monkeypatch
     for parallel, serial in zip(results[:2], results[2:]):
         np.testing.assert_array_equal(parallel[0], serial[0])
         assert parallel[1].tobytes() == serial[1].tobytes() and len(parallel[1]) > 100
+
+
+def test_float_images_with_nan_pixels_are_refused(tmp_path):
+    pixels = np.random.default_rng(0).random((40, 40)).astype(np.float32)
+    pixels[3, 4] = np.nan
+    Image.fromarray(pixels, mode="F").save(tmp_path / "f.tif")
+    with pytest.raises(FacedetectError, match="NaN or infinite pixels"):
+        read_grey(tmp_path / "f.tif")
+
+
+def test_a_dark_16_bit_pgm_stays_dark(tmp_path):
+    # Every sample at most 255 of 65535: Pillow's mode I gives no hint of the range but
+    # the format; read as 8-bit it would come out bright.
+    samples = np.full((20, 20), 200, ">u2")
+    (tmp_path / "dark.pgm").write_bytes(b"P5\n20 20\n65535\n" + samples.tobytes())
+    assert read_grey(tmp_path / "dark.pgm").max() == 1

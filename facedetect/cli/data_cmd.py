@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..data import fetch_cbcl, load_cbcl
-from ..data.fetch import DEFAULT_URL
+from ..data.fetch import DEFAULT_URL, check_url, expected_sha256, normalize_sha256
+from ..errors import FacedetectError
 from .common import print_json
 
 
@@ -17,10 +19,22 @@ def add_parser(subparsers) -> None:
     info.add_argument("--json", action="store_true", help="print the report as JSON")
     info.set_defaults(func=info_command)
     fetch = verbs.add_parser("fetch", help="download the official faces.tar.gz (needs internet)")
-    fetch.add_argument("--url", default=DEFAULT_URL, help=f"archive URL (default {DEFAULT_URL})")
+    fetch.add_argument("--url", default=DEFAULT_URL,
+                       help=f"archive URL: https, http, or file:// for a copy on this machine "
+                            f"(offline installs) (default {DEFAULT_URL})")
+    fetch.add_argument("--sha256", metavar="HEX", type=_sha256_argument,
+                       help="expected SHA-256 of the archive; a download that differs is "
+                            "refused (none is published for the official archive)")
     fetch.add_argument("--dest", help="folder to write faces.tar.gz to (default: user cache)")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
     fetch.set_defaults(func=fetch_command)
+
+
+def _sha256_argument(text: str) -> str:
+    try:
+        return normalize_sha256(text)
+    except FacedetectError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def info_command(args: argparse.Namespace) -> int:
@@ -43,6 +57,11 @@ def info_command(args: argparse.Namespace) -> int:
 
 
 def fetch_command(args: argparse.Namespace) -> int:
-    target = fetch_cbcl(args.url, args.dest, progress=not args.quiet)
+    check_url(args.url)  # before the note below, so a bad URL is the only line printed
+    sha256 = expected_sha256(args.url, args.sha256)
+    if sha256 is None:
+        print(f"{args.prog}: note: no SHA-256 is published for this archive; only its "
+              f"content (the official image counts) is checked", file=sys.stderr)
+    target = fetch_cbcl(args.url, args.dest, sha256=sha256, progress=not args.quiet)
     print(f"saved and checked {target}")
     return 0

@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    configure(subparsers.add_parser("evaluate", help="held-out FN/FP of a model "
-                                                     "(evaluate-detector)"))
+    configure(subparsers.add_parser("evaluate", aliases=["evaluate-detector"],
+                                    help="held-out FN/FP of a model"))
 
 
 def main(argv=None) -> int:

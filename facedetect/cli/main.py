@@ -48,7 +48,9 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return run_safely(args.func, args, f"facedetect {args.command}")
+    # A command with verbs (``data fetch``) is named with its verb.
+    name = " ".join(filter(None, (args.command, getattr(args, "data_command", None))))
+    return run_safely(args.func, args, f"facedetect {name}")
 
 
 if __name__ == "__main__":

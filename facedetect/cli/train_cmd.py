@@ -12,12 +12,12 @@ from ..data import load_cbcl
 from ..errors import FacedetectError
 from ..training.bootstrap import NegativeSet
 from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
-from ..training.config import (ALGORITHM_CHOICES, TrainConfig, check_config, check_data,
-                               split_indices)
+from ..training.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
+                               check_config, check_data, split_indices)
 from ..training.pipeline import train_detector
 from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
-                     parse_cost, probability, standalone_main)
+                     parse_cost, probability, standalone_main, writable_folder)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The detector recipe (train-detector with no flags); the measurements behind it are in
@@ -117,7 +117,6 @@ def _out_path(args) -> Path:
     if args.out:
         return check_writable(args.out, "--out")
     cp, cn = (f"{c:g}" for c in args.cost)
-    DEFAULT_MODEL_DIR.mkdir(parents=True, exist_ok=True)
     return DEFAULT_MODEL_DIR / f"detector_{cp}_{cn}.json"
 
 
@@ -138,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     check_config(config)
     data = load_cbcl(args.data)
     check_data(data)                     # bad data and a bad split are refused first
-    split_indices(data.labels, config)
+    calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
     quiet = args.quiet or args.json
     log = (lambda *a, **k: None) if quiet else \
         (lambda *a, **k: print(*a, file=sys.stderr, **k))
@@ -149,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         negatives = NegativeSet.find(args.negatives, warn=warn)
     elif args.negatives:
         raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
+    if not args.out:   # created only now that the settings and the data are known good
+        writable_folder(DEFAULT_MODEL_DIR, "--out")
     with exclusive_output(out):
         result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
                                 resume=args.resume, progress=not quiet, log=log,
@@ -181,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    configure(subparsers.add_parser("train", help="train a detector on CBCL (train-detector)"))
+    configure(subparsers.add_parser("train", aliases=["train-detector"],
+                                   help="train a detector on CBCL"))
 
 
 def main(argv=None) -> int:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import http.client
 import os
-import socket
+import re
 import tarfile
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -16,7 +19,17 @@ from ..errors import FacedetectError
 from .cbcl import CLASSES, OFFICIAL_COUNTS, load_cbcl
 from .locate import ARCHIVE_NAME, user_cache_dir
 
-DEFAULT_URL = "http://cbcl.mit.edu/projects/cbcl/software-datasets/faces.tar.gz"
+# https keeps the download private and unaltered in transit, but the integrity check does
+# not rely on the transport: a pinned SHA-256 where one is known, the official image
+# counts always, for https, http and file:// sources alike.
+DEFAULT_URL = "https://cbcl.mit.edu/projects/cbcl/software-datasets/faces.tar.gz"
+# SHA-256 of archives by URL, where a trustworthy digest is known. MIT publishes none for
+# faces.tar.gz, so it has no entry: only its content is checked (or pass --sha256).
+KNOWN_SHA256: dict[str, str] = {}
+# file:// lets an offline machine install a copy carried over by hand.
+SCHEMES = ("https", "http", "file")
+# The official archive is a few MB; this refuses an endless or mistaken download early.
+MAX_DOWNLOAD_BYTES = 512 << 20
 
 
 def check_archive(path: Path) -> dict:
@@ -38,34 +51,75 @@ def check_archive(path: Path) -> dict:
     return counts
 
 
+def normalize_sha256(text: str) -> str:
+    """``text`` as 64 lower-case hex digits, or a FacedetectError."""
+    digest = text.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise FacedetectError(f"a SHA-256 is 64 hexadecimal digits, got {text!r}")
+    return digest
+
+
+def expected_sha256(url: str, given: str | None = None) -> str | None:
+    """The SHA-256 a download from ``url`` must have: ``given``, else the known one, else None."""
+    return normalize_sha256(given) if given else KNOWN_SHA256.get(url)
+
+
+def check_url(url: str) -> None:
+    """Refuse schemes other than https, http and file (urllib would also take ftp, data)."""
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    if scheme not in SCHEMES:
+        raise FacedetectError(f"{url}: unsupported URL scheme {scheme or '(none)'!r}; use "
+                              f"{', '.join(SCHEMES)} (file:// for a local copy)")
+
+
 def fetch_cbcl(url: str = DEFAULT_URL, dest: str | Path | None = None, *,
-               progress: bool = True, timeout: float = 30.0) -> Path:
+               sha256: str | None = None, progress: bool = True,
+               timeout: float = 30.0) -> Path:
     """Download ``faces.tar.gz`` into ``dest`` (default: the user cache's ``cbcl`` folder).
 
-    The download goes to a temporary file in the same folder, is checked with
-    :func:`check_archive`, and only then renamed into place, so an interrupted or bad
-    download never leaves a half file under the final name.
+    Parameters
+    ----------
+    url : str
+        https, http or file URL of the archive.
+    dest : path, optional
+        Folder to write ``faces.tar.gz`` to; created if need be.
+    sha256 : str, optional
+        Expected SHA-256 of the archive; default: :data:`KNOWN_SHA256` for ``url``, if any.
+
+    The download goes to a temporary file in ``dest``, is checked (SHA-256 if known,
+    :func:`check_archive` always), and only then renamed into place, so an interrupted or
+    bad download never leaves a half file under the final name. On failure the temporary
+    file and any folder this call created are removed.
     """
+    check_url(url)
+    expected = expected_sha256(url, sha256)
     dest = Path(dest) if dest is not None else user_cache_dir() / "cbcl"
-    dest.mkdir(parents=True, exist_ok=True)
+    created = _make_folders(dest)
+    try:
+        target = _fetch_into(url, dest, expected, progress, timeout)
+    except BaseException:  # Ctrl-C too: leave the file system as it was
+        _remove_folders(created)
+        raise
+    return target
+
+
+def _fetch_into(url: str, dest: Path, expected: str | None, progress: bool,
+                timeout: float) -> Path:
     target = dest / ARCHIVE_NAME
-    handle, temp_name = tempfile.mkstemp(prefix=".faces-", suffix=".tar.gz.part", dir=dest)
+    if target.is_dir():
+        raise FacedetectError(f"{target} is a folder; cannot write the archive there")
+    try:
+        handle, temp_name = tempfile.mkstemp(prefix=".faces-", suffix=".tar.gz.part",
+                                             dir=dest)
+    except OSError as error:
+        raise FacedetectError(f"cannot write in {dest} ({error.strerror or error})") from None
     temp = Path(temp_name)
     try:
         with os.fdopen(handle, "wb") as out:
-            try:
-                response = urllib.request.urlopen(url, timeout=timeout)
-            except (urllib.error.URLError, socket.timeout, ConnectionError) as error:
-                reason = getattr(error, "reason", error)
-                raise FacedetectError(f"cannot download {url}: no network or server "
-                                      f"unreachable ({reason})") from None
-            with response:
-                total = int(response.headers.get("Content-Length") or 0) or None
-                with tqdm(total=total, unit="B", unit_scale=True, desc=ARCHIVE_NAME,
-                          disable=not progress) as bar:
-                    for block in iter(lambda: response.read(1 << 16), b""):
-                        out.write(block)
-                        bar.update(len(block))
+            digest = _download(url, out, progress, timeout)
+        if expected is not None and digest != expected:
+            raise FacedetectError(f"{url}: SHA-256 of the download is {digest}, expected "
+                                  f"{expected}; refusing it")
         if not tarfile.is_tarfile(temp):
             raise FacedetectError(f"{url}: the download is not a tar archive")
         check_archive(temp)
@@ -73,3 +127,86 @@ def fetch_cbcl(url: str = DEFAULT_URL, dest: str | Path | None = None, *,
     finally:
         temp.unlink(missing_ok=True)
     return target
+
+
+def _make_folders(dest: Path) -> list[Path]:
+    """Create ``dest`` and missing parents; return those created, outermost first."""
+    missing, created, folder = [], [], dest
+    try:
+        while not folder.exists() and folder.parent != folder:
+            missing.append(folder)
+            folder = folder.parent
+        for folder in reversed(missing):
+            folder.mkdir()
+            created.append(folder)
+    except OSError as error:
+        _remove_folders(created)
+        raise FacedetectError(f"cannot create folder {dest} "
+                              f"({error.strerror or error})") from None
+    if not dest.is_dir():
+        raise FacedetectError(f"{dest} is not a folder")
+    return created
+
+
+def _remove_folders(created: list[Path]) -> None:
+    """Remove folders made by this call, innermost first, if they are still empty."""
+    for folder in reversed(created):
+        try:
+            folder.rmdir()
+        except OSError:  # something else was put there meanwhile: leave it
+            return
+
+
+class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """Follow redirects to http(s) only (urllib's own handler would follow one to ftp)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlsplit(newurl).scheme.lower() not in ("http", "https"):
+            raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl} refused",
+                                         headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _open(url: str, timeout: float):
+    try:
+        return urllib.request.build_opener(_HttpRedirectsOnly).open(url, timeout=timeout)
+    except urllib.error.HTTPError as error:
+        raise FacedetectError(f"cannot download {url}: {error.code} {error.reason}") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+        reason = getattr(error, "reason", error)
+        if urllib.parse.urlsplit(url).scheme.lower() == "file":
+            raise FacedetectError(f"cannot read {url} ({reason})") from None
+        raise FacedetectError(f"cannot download {url}: no network or server "
+                              f"unreachable ({reason})") from None
+
+
+def _download(url: str, out, progress: bool, timeout: float) -> str:
+    """Stream ``url`` into ``out``, refusing it past :data:`MAX_DOWNLOAD_BYTES`; its SHA-256."""
+    limit, digest, size = MAX_DOWNLOAD_BYTES, hashlib.sha256(), 0
+    too_big = f"{url}: the download is larger than the limit of {limit:,} bytes"
+    with _open(url, timeout) as response:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        if total is not None and total > limit:
+            raise FacedetectError(too_big)
+        with tqdm(total=total, unit="B", unit_scale=True, desc=ARCHIVE_NAME,
+                  disable=not progress) as bar:
+            for block in _blocks(response, url):
+                size += len(block)
+                if size > limit:  # checked per block: a server may omit or lie in the length
+                    raise FacedetectError(too_big)
+                digest.update(block)
+                out.write(block)
+                bar.update(len(block))
+    return digest.hexdigest()
+
+
+def _blocks(response, url: str):
+    """The response in 64 KB blocks; a broken connection is a FacedetectError."""
+    while True:
+        try:
+            block = response.read(1 << 16)
+        except (OSError, http.client.HTTPException) as error:
+            raise FacedetectError(f"download of {url} failed ({error})") from None
+        if not block:
+            return
+        yield block

@@ -9,21 +9,27 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FacedetectError
+from ..model_file import read_bounded
 from .detect import DetectionParams, group_detections, scan_raw, window_to_box
 
 IOU_MATCH = 0.5
+MAX_ANNOTATION_BYTES = 64 * 2 ** 20
+MAX_COORDINATE = 1e6   # pixels; no image is this large
 
 
 def read_annotations(path) -> dict[str, np.ndarray]:
     """``name x_min y_min x_max y_max`` per line -> {name: (n, 4) x, y, w, h boxes}."""
     boxes = defaultdict(list)
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = read_bounded(path, MAX_ANNOTATION_BYTES, "annotations").decode(
+            "utf-8").splitlines()
     except OSError as error:
         raise FacedetectError(f"{path}: cannot read annotations ({error.strerror})") from None
     except UnicodeDecodeError:
         raise FacedetectError(f"{path}: annotations are not UTF-8 text") from None
-    expected = "expected 'name x_min y_min x_max y_max' with finite x_min < x_max, y_min < y_max"
+    expected = ("expected 'name x_min y_min x_max y_max' with x_min < x_max, y_min < y_max, "
+                f"each within +-{MAX_COORDINATE:g}")
+    seen = set()
     for number, line in enumerate(lines, 1):
         parts = line.split()
         if not parts:
@@ -34,8 +40,13 @@ def read_annotations(path) -> dict[str, np.ndarray]:
             x0, y0, x1, y1 = (float(v) for v in parts[1:5])
         except ValueError:
             raise FacedetectError(f"{path}:{number}: {expected}") from None
-        if not (np.isfinite([x0, y0, x1, y1]).all() and x0 < x1 and y0 < y1):
+        if not (np.isfinite([x0, y0, x1, y1]).all() and x0 < x1 and y0 < y1
+                and max(abs(x0), abs(y0), abs(x1), abs(y1)) <= MAX_COORDINATE):
             raise FacedetectError(f"{path}:{number}: {expected}")
+        if (parts[0], x0, y0, x1, y1) in seen:
+            # Counted twice, a face could only ever be half found.
+            raise FacedetectError(f"{path}:{number}: the same box twice for {parts[0]}")
+        seen.add((parts[0], x0, y0, x1, y1))
         boxes[parts[0]].append((x0, y0, x1 - x0, y1 - y0))
     return {name: np.array(b, dtype=np.float64) for name, b in boxes.items()}
 
@@ -68,6 +79,18 @@ def match(detections: np.ndarray, scores: np.ndarray, truth: np.ndarray) -> int:
             taken[best] = True
             found += 1
     return found
+
+
+def check_inside(path, truth: np.ndarray, shape) -> None:
+    """Every annotated face overlaps its image: a box wholly outside can never be found,
+    and would silently lower the recall."""
+    height, width = shape
+    outside = ((truth[:, 0] >= width) | (truth[:, 1] >= height)
+               | (truth[:, 0] + truth[:, 2] <= 0) | (truth[:, 1] + truth[:, 3] <= 0))
+    if outside.any():
+        x, y, w, h = truth[np.argmax(outside)]
+        raise FacedetectError(f"{path.name}: the annotated face ({x:g}, {y:g}, {x + w:g}, "
+                              f"{y + h:g}) lies outside the {width}x{height} image")
 
 
 @dataclass
@@ -119,6 +142,7 @@ def scan_dataset(images, scanner, params: DetectionParams, read_grey,
     results = []
     for path, truth in (progress(images) if progress else images):
         grey = read_grey(path)
+        check_inside(path, truth, grey.shape)
         start = time.perf_counter()
         rects, scores, _ = scan_raw(grey, scanner, params)
         results.append(ImageResult(path.name, rects, scores, truth,
@@ -139,6 +163,7 @@ def opencv_baseline(images, read_grey, cascade_name: str,
     seconds = 0.0
     for path, truth in images:
         grey = read_grey(path)
+        check_inside(path, truth, grey.shape)
         start = time.perf_counter()
         boxes = cascade.detectMultiScale(grey, scaleFactor=scale_factor,
                                          minNeighbors=min_neighbors,

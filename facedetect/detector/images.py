@@ -26,7 +26,13 @@ def to_grey(image: Image.Image) -> np.ndarray:
         return (np.asarray(image, dtype=np.uint16) / 257.0).round().astype(np.uint8)
     if image.mode in ("I", "F"):
         values = np.asarray(image, dtype=np.float64)
-        top = 65535.0 if image.mode == "I" and values.max() > 255 else 255.0
+        if not np.isfinite(values).all():
+            # One NaN would make the whole range NaN: a black image and no faces, silently.
+            raise ValueError("it has NaN or infinite pixels")
+        # Pillow reads a PGM of maxval above 255 as mode I scaled to 0..65535, however dark
+        # its pixels; other 32-bit images say their range only by their values.
+        wide = image.mode == "I" and (image.format == "PPM" or values.max() > 255)
+        top = 65535.0 if wide else 255.0
         if image.mode == "F" and values.max() <= 1.0:
             top = 1.0
         return np.clip(values / top * 255.0, 0, 255).round().astype(np.uint8)
@@ -53,7 +59,9 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
                 raise FacedetectError(
                     f"{path}: {width}x{height} is {width * height / 1e6:.0f} megapixels, above "
                     f"the limit of {max_pixels / 1e6:g} (raise it with --max-pixels)")
+            source_format = image.format
             image = ImageOps.exif_transpose(image)
+            image.format = source_format   # a turned copy forgets it; to_grey reads it
             image.load()
             return to_grey(image)
     except FileNotFoundError:

@@ -213,8 +213,13 @@ def fit_calibration(scores, labels, method: str = "sigmoid") -> dict:
         raise FacedetectError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got "
                               f"{method!r}")
     scores, positive = _check_scores(scores, labels)
-    fitted = CalibratedClassifierCV(FrozenEstimator(_score_model()), method=method).fit(
-        scores[:, None], positive.astype(int))
+    if min(positive.sum(), (~positive).sum()) < 2:
+        raise FacedetectError("calibration needs at least 2 held-out windows of each class; "
+                              "use more data or a larger calibration split")
+    # The frozen model's scores are the same in every fold, so two folds give the one map
+    # fitted on all the scores (and work on the smallest calibration sets).
+    fitted = CalibratedClassifierCV(FrozenEstimator(_score_model()), method=method,
+                                    cv=2).fit(scores[:, None], positive.astype(int))
     calibrator = fitted.calibrated_classifiers_[0].calibrators[0]
     if method == "sigmoid":
         return {"method": "sigmoid", "a": float(calibrator.a_), "b": float(calibrator.b_)}

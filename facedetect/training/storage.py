@@ -134,8 +134,12 @@ def compact_features(windows: np.ndarray, pool, memory: int,
                           release=release)
 
 
+MAX_MEMORY_GB = 1 << 20   # a pebibyte: more is a typo, and 1e308 GiB overflows any integer
+
+
 def memory_bytes(gigabytes: float) -> int:
     """A ``--memory`` setting in GiB as bytes, checked finite and positive."""
-    if not (isinstance(gigabytes, (int, float)) and 0 < gigabytes < float("inf")):
-        raise FacedetectError(f"memory must be a positive number of GiB, got {gigabytes!r}")
+    if not (isinstance(gigabytes, (int, float)) and 0 < gigabytes <= MAX_MEMORY_GB):
+        raise FacedetectError(f"memory must be a number of GiB in (0, {MAX_MEMORY_GB:,}], "
+                              f"got {gigabytes!r}")
     return int(gigabytes * 2**30)
