@@ -17,31 +17,61 @@ DEFAULT_MAX_PIXELS = 150_000_000   # a 12,000 x 12,000 photograph fits; 1.25 GB 
 Image.MAX_IMAGE_PIXELS = None
 
 
+BLOCK_ROWS = 256   # wide and transparent images are converted this many rows at a time
+
+
+def _by_rows(values: np.ndarray, convert) -> np.ndarray:
+    """``convert`` applied to blocks of rows of ``values`` into one uint8 image: the float
+    intermediates of a 150-megapixel image stay a few megabytes, not gigabytes."""
+    out = np.empty(values.shape[:2], np.uint8)
+    for start in range(0, len(values), BLOCK_ROWS):
+        out[start:start + BLOCK_ROWS] = convert(values[start:start + BLOCK_ROWS])
+    return out
+
+
+def _wide_to_grey(image: Image.Image) -> np.ndarray:
+    """16-bit, 32-bit integer and float pixels scaled to 8 bits by their full range."""
+    values = np.asarray(image)
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        # One NaN would make the whole range NaN: a black image and no faces, silently.
+        raise ValueError("it has NaN or infinite pixels")
+    if image.mode.startswith("I;16"):
+        top = 65535.0
+    elif image.mode == "I":
+        # Pillow reads a PGM of maxval above 255 as mode I scaled to 0..65535, however
+        # dark its pixels; other 32-bit images say their range only by their values.
+        top = 65535.0 if image.format == "PPM" or values.max() > 255 else 255.0
+    else:
+        top = 1.0 if values.max() <= 1.0 else 255.0
+    return _by_rows(values, lambda block: np.clip(
+        np.rint(block.astype(np.float64) / top * 255.0), 0, 255))
+
+
+def _on_white(image: Image.Image) -> np.ndarray:
+    """Grey of an image with transparency, its transparent pixels white (as a viewer shows
+    them on a page): ``a * grey + (1 - a) * 255``, blended in grey, which equals blending
+    each colour first since grey is a weighted mean of the colours."""
+    width, height = image.size
+    out = np.empty((height, width), np.uint8)
+    for top in range(0, height, BLOCK_ROWS):
+        # Converted a strip at a time: no full-size copy of the decoded pixels.
+        strip = np.asarray(image.crop((0, top, width, min(height, top + BLOCK_ROWS)))
+                           .convert("LA"), dtype=np.float32)
+        out[top:top + BLOCK_ROWS] = np.rint(
+            (strip[..., 0] * strip[..., 1] + 255.0 * (255.0 - strip[..., 1])) / 255.0)
+    return out
+
+
 def to_grey(image: Image.Image) -> np.ndarray:
     """uint8 grey pixels of any Pillow image: palette, alpha, 16-bit and float modes too.
 
     Wide modes are scaled to 8 bits by their full range (16-bit by 1/257), not clipped.
     """
-    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N"):
-        return (np.asarray(image, dtype=np.uint16) / 257.0).round().astype(np.uint8)
-    if image.mode in ("I", "F"):
-        values = np.asarray(image, dtype=np.float64)
-        if not np.isfinite(values).all():
-            # One NaN would make the whole range NaN: a black image and no faces, silently.
-            raise ValueError("it has NaN or infinite pixels")
-        # Pillow reads a PGM of maxval above 255 as mode I scaled to 0..65535, however dark
-        # its pixels; other 32-bit images say their range only by their values.
-        wide = image.mode == "I" and (image.format == "PPM" or values.max() > 255)
-        top = 65535.0 if wide else 255.0
-        if image.mode == "F" and values.max() <= 1.0:
-            top = 1.0
-        return np.clip(values / top * 255.0, 0, 255).round().astype(np.uint8)
+    if image.mode.startswith("I;16") or image.mode in ("I", "F"):
+        return _wide_to_grey(image)
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in
                                                   image.info):
-        # Transparent pixels become white, as an image viewer shows them on a page.
-        rgba = image.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        image = Image.alpha_composite(background, rgba)
+        return _on_white(image)
     return np.asarray(image.convert("L"), dtype=np.uint8)
 
 
