@@ -62,7 +62,10 @@ def _mutate(document, data):
 GREY = np.random.default_rng(0).integers(0, 256, (48, 64), dtype=np.uint8)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: the same 600 mutations on every run, so that CI cannot fail by chance
+# (run with --hypothesis-seed=N to explore others).
+@settings(max_examples=600, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), resealed=st.booleans())
 def test_mutated_model_loads_and_works_or_is_refused_cleanly(tmp_path_factory,
                                                               shipped_document, data,

@@ -113,7 +113,7 @@ class HaarDetectorModel:
 
     @classmethod
     def from_document(cls, document: dict) -> "HaarDetectorModel":
-        features = document["features"]
+        features = document.get("features", {"kind": "matrix"})
         if features.get("kind") != "haar":
             from ..errors import FacedetectError
             raise FacedetectError("this model was not trained on Haar features; it cannot "
