@@ -19,6 +19,10 @@ FORMAT = "facedetect-model"
 VERSION = 1
 MAX_MODEL_BYTES = 64 * 2 ** 20   # 300 stumps take 0.1 MB; a 100,000-stump model about 20 MB
 MAX_STUMPS = 100_000
+# Far beyond any trained model (alphas are a few units, feature values at most ~1e6), and
+# small enough that sums of 100,000 stumps stay finite and fit OpenCV's float32.
+MAX_ALPHA = 1e6
+MAX_THRESHOLD = 1e9
 MAX_DEPTH = 32                   # a model nests 5 levels deep
 MAX_INT_DIGITS = 30              # no field needs more; Python refuses over 4,300 anyway
 ALGORITHM_NAMES = ("db", "cs", "adaboost", "asym-init")
@@ -155,7 +159,8 @@ def _check_estimator(path, document):
                                                            "polarity", "alpha"}
                 and is_int(stump["feature"], 0, n_features - 1)
                 and stump["polarity"] in (1, -1) and is_int(stump["polarity"])
-                and is_finite(stump["threshold"]) and is_finite(stump["alpha"])):
+                and is_finite(stump["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD)
+                and is_finite(stump["alpha"], -MAX_ALPHA, MAX_ALPHA)):
             fail(path, f"stump {i} is malformed: {str(stump)[:80]}")
 
 

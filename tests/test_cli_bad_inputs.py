@@ -4,6 +4,7 @@ command, a non-zero exit, and nothing left behind in the working folder."""
 from __future__ import annotations
 
 import json
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -35,6 +36,8 @@ def workspace(tmp_path, monkeypatch):
     Image.fromarray(np.zeros((64, 80), np.uint8)).save("b.png")
     _giant_png(tmp_path / "giant.png")
     Path("afile").write_text("not a folder")
+    Path("bad.jpg").write_bytes(b"\xff\xd8\xff not really a jpeg")
+    os.mkfifo("fifo.png")
     Path("adir").mkdir()
     Path("boxes_twice.txt").write_text("a.png 1 2 30 40\na.png 1 2 30 40\n")
     document = json.loads(SHIPPED.read_text())
@@ -63,6 +66,10 @@ CASES = {
     "4 features as a list": ["detect", "a.png", "--model", "features_as_list.json"],
     "4 infinity in a model": ["detect", "a.png", "--model", "inf_model.json"],
     "4 a device as a model": ["detect", "a.png", "--model", "/dev/zero"],
+    "5 prior too near 0": ["train", "--cost", "1,10", "--prior", "1e-17"],
+    "3 memory that rounds to nothing": ["train", "--cost", "1,10", "--memory", "1e-10"],
+    "2 a pipe as an image": ["detect", "fifo.png"],
+    "8 every image fails, output folder": ["detect", "bad.jpg", "--output", "newout"],
     "5 nan threshold": ["detect", "a.png", "--threshold", "nan"],
     "5 export threshold beyond float32": ["export-opencv", "default", "x.xml",
                                           "--threshold", "1e308"],

@@ -1,6 +1,7 @@
 import hashlib
 
 import numpy as np
+from PIL import Image
 import pytest
 
 from facedetect.data import find_cbcl, load_cbcl
@@ -248,3 +249,20 @@ def test_data_info_errors_name_the_subcommand(tmp_path, capsys):
     assert main(["data", "info", "--data", str(tmp_path / "missing")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("facedetect data info: error: ")
+
+
+def test_a_huge_file_in_a_data_folder_is_refused_before_reading(tmp_path, monkeypatch):
+    from facedetect.data import cbcl as cbcl_module
+    for cls in ("face", "non-face"):
+        (tmp_path / "train" / cls).mkdir(parents=True)
+        for k in range(3):
+            Image.fromarray(np.full((19, 19), 9 * k, np.uint8)).save(
+                tmp_path / "train" / cls / f"{k}.pgm")
+    with open(tmp_path / "train" / "face" / "big.pgm", "wb") as sparse:
+        sparse.truncate(3 << 30)   # 3 GiB that take no disk
+    with pytest.raises(FacedetectError, match="big.pgm: 3,221,225,472 bytes, over the window"):
+        load_cbcl(tmp_path)
+    (tmp_path / "train" / "face" / "big.pgm").unlink()
+    monkeypatch.setattr(cbcl_module, "MAX_TOTAL_BYTES", 1000)
+    with pytest.raises(FacedetectError, match="limit of 1,000 bytes in all"):
+        load_cbcl(tmp_path)

@@ -618,3 +618,19 @@ def test_a_dark_16_bit_pgm_stays_dark(tmp_path):
     samples = np.full((20, 20), 200, ">u2")
     (tmp_path / "dark.pgm").write_bytes(b"P5\n20 20\n65535\n" + samples.tobytes())
     assert read_grey(tmp_path / "dark.pgm").max() == 1
+
+
+def test_wide_images_outside_the_usual_ranges_keep_their_contrast(tmp_path):
+    ramp = np.tile(np.linspace(0, 1, 30), (20, 1))
+    Image.fromarray((ramp * 1e6).astype(np.int32), mode="I").save(tmp_path / "i32.tif")
+    Image.fromarray((ramp * 10 - 5).astype(np.float32), mode="F").save(tmp_path / "neg.tif")
+    for name in ("i32.tif", "neg.tif"):
+        grey = read_grey(tmp_path / name)
+        assert grey[0, 0] == 0 and grey[0, -1] == 255, name
+
+
+def test_a_pipe_is_not_read_as_an_image(tmp_path):
+    import os
+    os.mkfifo(tmp_path / "fifo.png")
+    with pytest.raises(FacedetectError, match="not a regular file"):
+        read_grey(tmp_path / "fifo.png")

@@ -82,6 +82,8 @@ def _resigned(path, change):
     (lambda d: d.update(training={"heldout_names": "a.pgm"}), "heldout_names"),
     (lambda d: d.update(classes=[1, 1]), "two different labels"),
     (lambda d: d["stumps"][0].update(polarity=True), "stump 0 is malformed"),
+    (lambda d: d["stumps"][0].update(alpha=1e308), "stump 0 is malformed"),
+    (lambda d: d["stumps"][1].update(threshold=-1e300), "stump 1 is malformed"),
     (lambda d: d.update(extra=1), "unknown field 'extra'"),
     (lambda d: d.update(features=dict(HAAR, rects=[[[15, 15, 9, 9, 1.0]]] * len(d["stumps"]))),
      "outside the window"),

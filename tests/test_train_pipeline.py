@@ -394,7 +394,7 @@ def test_bad_roc_points_is_one_line(small_cbcl, tmp_path):
 @pytest.mark.parametrize("flags, message", [
     (["--exact", "--memory", "0.05"], "more than the memory setting 0.05 GiB"),
     (["--memory", "0.0001"], "the minimum is"),
-    (["--memory", "nan"], "finite"), (["--memory", "-1"], "in (0, 1,048,576]"),
+    (["--memory", "nan"], "finite"), (["--memory", "-1"], "between 1 KiB and 1,048,576 GiB"),
 ])
 def test_a_memory_setting_too_small_is_refused_before_allocation(small_cbcl, tmp_path,
                                                                   flags, message):

@@ -136,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))
     failures, report, names = 0, [], _output_names(files)
+    created = args.output is not None and not Path(args.output).exists()
     output, is_folder = _output_place(args, files)
     for path in files:
         try:
@@ -169,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  annotated: {out}")
     if args.json:
         print(json.dumps(report, indent=2))
+    if created and is_folder and not any(output.iterdir()):
+        output.rmdir()   # every image failed: leave no empty folder behind
     return EXIT_FAILURE if failures else 0
 
 

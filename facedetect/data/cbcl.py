@@ -28,6 +28,8 @@ OFFICIAL_COUNTS = {"train": {"face": 2429, "non-face": 4548},
 # a 19x19 PGM is about 400 bytes, and the official nested face.test.tar.gz a few MB.
 MAX_WINDOW_BYTES = 1 << 20
 MAX_NESTED_BYTES = 256 << 20
+# All windows of a split together: CBCL's take 3 MB, so 256 MiB is a data set 80x larger.
+MAX_TOTAL_BYTES = 256 << 20
 
 
 @dataclass
@@ -130,7 +132,7 @@ def _is_image_name(name: str) -> bool:
 
 def _read_folder(root: Path, split: str):
     """``(class, name, bytes, where)`` entries, and the count of non-image files."""
-    ignored = 0
+    ignored = total = 0
     entries = []
     for cls in CLASSES:
         folder = root / split / cls
@@ -138,11 +140,24 @@ def _read_folder(root: Path, split: str):
             continue
         for path in sorted(folder.iterdir()):
             if path.is_file() and _is_image_name(path.name):
+                total += _checked_size(path.stat().st_size, total, str(path))
                 entries.append((cls, f"{split}/{cls}/{path.name}", path.read_bytes(),
                                 str(path)))
             else:
                 ignored += 1
     return entries, ignored
+
+
+def _checked_size(size: int, total: int, label: str) -> int:
+    """``size``, once it is known to fit a window and the split's budget: checked before
+    a byte is read, so a huge or sparse file cannot fill memory."""
+    if size > MAX_WINDOW_BYTES:
+        raise FacedetectError(f"{label}: {size:,} bytes, over the window limit of "
+                              f"{MAX_WINDOW_BYTES:,}")
+    if total + size > MAX_TOTAL_BYTES:
+        raise FacedetectError(f"{label}: the windows pass the limit of {MAX_TOTAL_BYTES:,} "
+                              "bytes in all; this is not a window data set")
+    return size
 
 
 def _nested_names(split: str) -> tuple[str, ...]:
@@ -182,7 +197,7 @@ def _read_archive(archive: Path, split: str):
 
 def _split_entries(tar: tarfile.TarFile, where: str, split: str):
     """The windows of ``split`` in one tarball, and the count of non-image files."""
-    entries, ignored = [], 0
+    entries, ignored, total = [], 0, 0
     for member in _members(tar, where):
         parts = PurePosixPath(member.name).parts
         if not member.isfile() or split not in parts:
@@ -194,6 +209,7 @@ def _split_entries(tar: tarfile.TarFile, where: str, split: str):
             ignored += 1
             continue
         label = _member_label(where, member)
+        total += _checked_size(member.size, total, label)
         data = _member_bytes(tar, member, label, MAX_WINDOW_BYTES, "a window")
         entries.append((rest[0], f"{split}/{rest[0]}/{rest[1]}", data, label))
     return entries, ignored

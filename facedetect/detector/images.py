@@ -35,16 +35,20 @@ def _wide_to_grey(image: Image.Image) -> np.ndarray:
     if values.dtype.kind == "f" and not np.isfinite(values).all():
         # One NaN would make the whole range NaN: a black image and no faces, silently.
         raise ValueError("it has NaN or infinite pixels")
-    if image.mode.startswith("I;16"):
-        top = 65535.0
-    elif image.mode == "I":
+    low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
+    if image.mode.startswith("I;16") or (image.mode == "I" and image.format == "PPM"):
         # Pillow reads a PGM of maxval above 255 as mode I scaled to 0..65535, however
         # dark its pixels; other 32-bit images say their range only by their values.
-        top = 65535.0 if image.format == "PPM" or values.max() > 255 else 255.0
+        bottom, top = 0.0, 65535.0
     else:
-        top = 1.0 if values.max() <= 1.0 else 255.0
+        # The usual range the values fit (float 0..1, 8 or 16 bits); failing all of them,
+        # their own span, so that no pixel is clipped and no image comes out flat.
+        spans = ((0.0, 1.0), (0.0, 255.0), (0.0, 65535.0)) if image.mode == "F" \
+            else ((0.0, 255.0), (0.0, 65535.0))
+        bottom, top = next(((a, b) for a, b in spans if a <= low and high <= b),
+                           (low, max(high, low + 1.0)))
     return _by_rows(values, lambda block: np.clip(
-        np.rint(block.astype(np.float64) / top * 255.0), 0, 255))
+        np.rint((block.astype(np.float64) - bottom) / (top - bottom) * 255.0), 0, 255))
 
 
 def _on_white(image: Image.Image) -> np.ndarray:
@@ -82,6 +86,9 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
     is decoded (None: no limit).
     """
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A pipe or a device would block or never end.
+        raise FacedetectError(f"{path}: not a regular file")
     try:
         with Image.open(path) as image:
             width, height = image.size

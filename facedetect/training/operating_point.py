@@ -77,14 +77,19 @@ def _check_scores(scores, labels) -> tuple[np.ndarray, np.ndarray]:
     return scores, positive
 
 
+MIN_PRIOR = 1e-12
+
+
 def check_prior(prior) -> float:
-    """A class prior strictly between 0 and 1."""
+    """A class prior strictly between 0 and 1 (at least ``MIN_PRIOR`` from either)."""
     try:
         prior = float(prior)
     except (TypeError, ValueError):
         raise FacedetectError(f"prior must be a number in (0, 1), got {prior!r}") from None
-    if not 0.0 < prior < 1.0:
-        raise FacedetectError(f"prior must be in (0, 1), got {prior!r}")
+    if not MIN_PRIOR <= prior <= 1.0 - MIN_PRIOR:
+        # Nearer 0 or 1, the probability cut rounds to 0 or 1 in floating point.
+        raise FacedetectError(f"prior must be in [{MIN_PRIOR:g}, 1 - {MIN_PRIOR:g}], got "
+                              f"{prior!r}")
     return prior
 
 

@@ -122,7 +122,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
     run = _Run(config, run_config, haar_feature_pool(19, 19), checkpoint, checkpoint_every,
-               progress, log, memory or memory_bytes(DEFAULT_MEMORY_GB), negatives,
+               progress, log, memory if memory is not None else memory_bytes(DEFAULT_MEMORY_GB), negatives,
                warn or (lambda line: print(line, file=sys.stderr)))
     state = load_checkpoint(checkpoint, run_config) if resume else RunState()
     if state.boosting is not None and len(state.boosting.alphas) > config.rounds:

@@ -134,12 +134,14 @@ def compact_features(windows: np.ndarray, pool, memory: int,
                           release=release)
 
 
+MIN_MEMORY_GB = 2 ** -20   # one KiB: less rounds to nothing (the minimum for data comes later)
 MAX_MEMORY_GB = 1 << 20   # a pebibyte: more is a typo, and 1e308 GiB overflows any integer
 
 
 def memory_bytes(gigabytes: float) -> int:
     """A ``--memory`` setting in GiB as bytes, checked finite and positive."""
-    if not (isinstance(gigabytes, (int, float)) and 0 < gigabytes <= MAX_MEMORY_GB):
-        raise FacedetectError(f"memory must be a number of GiB in (0, {MAX_MEMORY_GB:,}], "
-                              f"got {gigabytes!r}")
+    if not (isinstance(gigabytes, (int, float)) and MIN_MEMORY_GB <= gigabytes
+            <= MAX_MEMORY_GB):
+        raise FacedetectError(f"memory must be between 1 KiB and {MAX_MEMORY_GB:,} GiB, "
+                              f"got {gigabytes!r} GiB")
     return int(gigabytes * 2**30)
