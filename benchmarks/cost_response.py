@@ -18,7 +18,7 @@ import time
 from tqdm.auto import tqdm
 
 from facedetect.data import stratified_kfold
-from facedetect.paper_figures import PAPER_COSTS
+from facedetect.reproduce.paper_figures import PAPER_COSTS
 from facedetect.reproduce.cbcl_sweep import Fold, fold_results
 from facedetect.reproduce.cbcl_sweep_report import mean_table, summary
 from facedetect.reproduce.datasets import ALL_DATASETS, load_experiment_data

@@ -20,7 +20,7 @@ from skimage import data
 
 from facedetect.cli.detect_cmd import load_detector
 from facedetect.detector.detect import DetectionParams, detect_faces, params_for, scanner_for
-from facedetect.detector.images import to_grey
+from facedetect.images import to_grey
 
 from .common import machine, write_results
 

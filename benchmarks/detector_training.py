@@ -23,7 +23,7 @@ from pathlib import Path
 
 from facedetect.data.negatives import find_negatives, negative_files, split_negatives
 from facedetect.detector.detect import detect_faces, params_for
-from facedetect.detector.images import read_grey
+from facedetect.images import read_grey
 from facedetect.detector.model import HaarDetectorModel
 
 from .common import machine, write_results

@@ -24,7 +24,7 @@ from scipy.stats import spearmanr
 from facedetect.data import load_cbcl, stratified_holdout, stratified_kfold
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.metrics import binary_rates
-from facedetect.paper_figures import PAPER_COSTS
+from facedetect.reproduce.paper_figures import PAPER_COSTS
 from facedetect.reproduce.datasets import ALL_DATASETS, load_experiment_data
 from facedetect.training import AdaBoostDB
 from facedetect.training.threshold import CostSensitiveThreshold

@@ -30,7 +30,7 @@ from skimage import data
 import numba
 from facedetect.cli.detect_cmd import load_detector
 from facedetect.detector.detect import detect_faces, params_for, scanner_for
-from facedetect.detector.images import to_grey
+from facedetect.images import to_grey
 from facedetect.training import AdaBoostDB
 from facedetect.training.binned import BinnedFeatures
 from facedetect.detector import scan

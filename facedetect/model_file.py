@@ -13,6 +13,8 @@ import hashlib
 import json
 import math
 
+import numpy as np
+
 from .errors import FacedetectError
 
 FORMAT = "facedetect-model"
@@ -291,6 +293,15 @@ def read_bounded(path, limit: int, what: str) -> bytes:
     if len(data) > limit:
         raise FacedetectError(f"{path}: more than the {limit:,} bytes {what} may have")
     return data
+
+
+def calibrated_probability(calibration: dict, scores) -> np.ndarray:
+    """P(positive | score) under a map from :func:`fit_calibration`."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if calibration["method"] == "sigmoid":
+        return 1.0 / (1.0 + np.exp(np.clip(calibration["a"] * scores + calibration["b"],
+                                           -700, 700)))
+    return np.interp(scores, calibration["x"], calibration["y"])
 
 
 def load_document(path) -> dict:

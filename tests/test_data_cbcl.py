@@ -134,7 +134,7 @@ def test_pgm_any_maxval_decodes_as_detect_reads_it(tmp_path, maxval):
     from PIL import Image
 
     from facedetect.data.cbcl import decode_window
-    from facedetect.detector.images import to_grey
+    from facedetect.images import to_grey
     for seed in range(3):
         path = tmp_path / f"w{maxval}_{seed}.pgm"
         path.write_bytes(_pgm_with_maxval(maxval, seed))

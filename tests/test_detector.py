@@ -15,7 +15,7 @@ from facedetect.detector.evaluation import (ImageResult, evaluation_images, iou_
                                            read_annotations, summarize)
 from facedetect.detector.export import cascade_xml, opencv_rects, opencv_threshold
 from facedetect.detector.grouping import group_rectangles
-from facedetect.detector.images import read_grey, to_grey
+from facedetect.images import read_grey, to_grey
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.detector.scan import LevelScanner
 from facedetect.errors import FacedetectError

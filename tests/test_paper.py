@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from facedetect.cli.main import main
-from facedetect.paper_figures import CBCL_TABLE, PAPER_COSTS
+from facedetect.reproduce.paper_figures import CBCL_TABLE, PAPER_COSTS
 from facedetect.reproduce.paper import PaperConfig, run_paper
 from facedetect.reproduce.paper_tables import (
     TABLES_FILE,

@@ -18,6 +18,13 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr (``--help`` still shows the full usage)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def run_safely(function, args, prog: str = "facedetect") -> int:
     """Run a command; a user-facing error becomes one line on stderr, prefixed with the
     command's own name (``train-detector: error: ...``), and a non-zero exit."""
@@ -170,7 +177,6 @@ def print_json(data) -> None:
 
 def standalone_main(prog: str, description: str, configure, argv=None) -> int:
     """The entry point of a one-command program (``train-detector``, ``detect``, ...)."""
-    from .main import OneLineErrorParser
     parser = OneLineErrorParser(prog=prog, description=description)
     configure(parser)
     args = parser.parse_args(argv)

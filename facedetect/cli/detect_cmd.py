@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..detector.annotate import annotate
 from ..detector.detect import DetectionParams, detect_faces, params_for, scanner_for
-from ..detector.images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
+from ..images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, standalone_main,

@@ -15,7 +15,7 @@ from ..detector import detect as detect_module
 from ..detector.detect import scanner_for
 from ..detector.evaluation import (evaluation_images, opencv_baseline, read_annotations,
                                    scan_dataset, summarize)
-from ..detector.images import read_grey
+from ..images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 from .common import check_writable

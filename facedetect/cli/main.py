@@ -17,17 +17,10 @@ from . import (
     sweep_cmd,
     train_cmd,
 )
-from .common import EXIT_USAGE, run_safely
+from .common import OneLineErrorParser, run_safely
 
 COMMAND_MODULES = [train_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd, sweep_cmd,
                    paper_cmd, show_cmd, export_cmd, data_cmd]
-
-
-class OneLineErrorParser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr (``--help`` still shows the full usage)."""
-
-    def error(self, message):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

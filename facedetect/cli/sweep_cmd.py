@@ -6,7 +6,7 @@ import argparse
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
-from ..paper_figures import PAPER_COSTS
+from ..reproduce.paper_figures import PAPER_COSTS
 from ..reproduce.cbcl_sweep import run_sweep
 from ..reproduce.cbcl_sweep_report import mean_table, sweep_markdown, write_sweep
 from .common import parse_cost, writable_folder

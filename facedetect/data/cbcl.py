@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ..detector.images import to_grey
+from ..images import to_grey
 from ..errors import FacedetectError
 from .locate import ARCHIVE_NAME, find_cbcl
 
@@ -87,7 +87,7 @@ def decode_window(data: bytes, name: str) -> np.ndarray:
     """One 19x19 grey window from the bytes of an image file, or a FacedetectError.
 
     The pixels are those ``detect`` reads from the same file (Pillow, then
-    :func:`~facedetect.detector.images.to_grey`), whatever the PGM maxval: a model must
+    :func:`~facedetect.images.to_grey`), whatever the PGM maxval: a model must
     see the same grey levels in training and in detection. 8-bit PGM with maxval 255
     (all of CBCL) is parsed directly, 30x faster than Pillow, to the same pixels.
     """

@@ -123,7 +123,7 @@ def evaluation_images(images_dir, annotations) -> list[tuple[Path, np.ndarray]]:
     An image the annotations do not name is face-free: whatever is detected there is a
     false positive (the MIT+CMU sets include such images, and a detector that fires on
     them must pay for it). An annotated name with no image is an error."""
-    from .images import expand_inputs
+    from ..images import expand_inputs
     files = expand_inputs([images_dir]) if Path(images_dir).is_dir() else []
     if not files:
         raise FacedetectError(f"{images_dir}: no images found")

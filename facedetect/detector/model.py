@@ -13,7 +13,7 @@ import numpy as np
 
 from ..haar import integral_image, squared_integral_image
 from ..haar.integral import normalization_factors
-from ..model_file import load_document, reseal, save_document
+from ..model_file import calibrated_probability, load_document, reseal, save_document
 
 
 @dataclass
@@ -96,20 +96,7 @@ class HaarDetectorModel:
             from ..errors import FacedetectError
             raise FacedetectError("this model has no calibration map (train with "
                                   "--calibration sigmoid or isotonic)")
-        from ..training.operating_point import calibrated_probability
         return calibrated_probability(point["calibration"], self.decision_function(windows))
-
-    @classmethod
-    def from_estimator(cls, estimator, pool, training: dict | None = None,
-                       operating_point: dict | None = None, cost=None):
-        rects = [pool.feature(int(f)) for f in estimator.features_]
-        features = {"kind": "haar", "window": [pool.width, pool.height],
-                    "normalization": "opencv-variance", "pool_index":
-                    [int(f) for f in estimator.features_],
-                    "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
-        from ..training.model_io import model_document
-        document = model_document(estimator, features, training, operating_point, cost)
-        return cls.from_document(document)
 
     @classmethod
     def from_document(cls, document: dict) -> "HaarDetectorModel":

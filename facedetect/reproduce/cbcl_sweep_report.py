@@ -12,7 +12,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from ..atomic import atomic_write_text
-from ..paper_figures import CBCL_TABLE
+from .paper_figures import CBCL_TABLE
 from .cbcl_sweep import METHODS
 
 LABELS = {"db-raw": "AdaBoostDB, raw threshold 0",

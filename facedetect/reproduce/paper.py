@@ -16,7 +16,7 @@ import numba
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..paper_figures import PAPER_COSTS
+from .paper_figures import PAPER_COSTS
 from ..sysinfo import machine
 from .bayes import bayes_comparison
 from .datasets import ALL_DATASETS, load_experiment_data

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import spearmanr
 
-from ..paper_figures import cost_key
+from .paper_figures import cost_key
 from .paper_tables import paper_tables
 
 RATES = ("FN", "FP", "CE", "NEC")

@@ -20,7 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..detector.detect import DetectionParams, positive_windows
-from ..detector.images import read_grey
+from ..images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 
@@ -41,7 +41,7 @@ def skimage_negatives() -> tuple[list[np.ndarray], list[str]]:
     from PIL import Image
     from skimage import data
 
-    from ..detector.images import to_grey
+    from ..images import to_grey
     # stereo_motorcycle is a (left, right, disparity) triple: its left view is the photo.
     pictures = [getattr(data, name)() for name in SKIMAGE_NEGATIVES]
     images = [to_grey(Image.fromarray(p[0] if isinstance(p, tuple) else p))

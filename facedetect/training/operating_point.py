@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import FacedetectError
 from ..metrics import probability_cost
+from ..model_file import calibrated_probability  # noqa: F401  (part of this module's API)
 
 CALIBRATIONS = ("sigmoid", "isotonic")
 
@@ -230,15 +231,6 @@ def fit_calibration(scores, labels, method: str = "sigmoid") -> dict:
         return {"method": "sigmoid", "a": float(calibrator.a_), "b": float(calibrator.b_)}
     return {"method": "isotonic", "x": [float(v) for v in calibrator.X_thresholds_],
             "y": [float(v) for v in calibrator.y_thresholds_]}
-
-
-def calibrated_probability(calibration: dict, scores) -> np.ndarray:
-    """P(positive | score) under a map from :func:`fit_calibration`."""
-    scores = np.asarray(scores, dtype=np.float64)
-    if calibration["method"] == "sigmoid":
-        return 1.0 / (1.0 + np.exp(np.clip(calibration["a"] * scores + calibration["b"],
-                                           -700, 700)))
-    return np.interp(scores, calibration["x"], calibration["y"])
 
 
 def probability_threshold(calibration: dict, cost, prior_shift: float = 1.0,

@@ -29,6 +29,7 @@ from .checkpoint import RunState, load_checkpoint, remove_checkpoint, save_check
 from .config import (THRESHOLD_RULES, TrainConfig, calibration_indices, check_config,
                      check_data, make_estimator, split_indices, training_windows)
 from .image_point import TARGET_FALSE_ALARMS_PER_MPX, image_operating_point
+from .model_io import haar_detector_model
 from .operating_point import choose_operating_point
 from .storage import (DEFAULT_MEMORY_GB, check_memory_setting, compact_features,
                       exact_features, memory_bytes)
@@ -199,7 +200,7 @@ def _boost(run: _Run, images, y, state: RunState):
 
 def _mine(run: _Run, estimator, faces, state: RunState):
     config = run.config
-    current = HaarDetectorModel.from_estimator(estimator, run.pool).with_rejection(faces)
+    current = haar_detector_model(estimator, run.pool).with_rejection(faces)
     saved = {"at": state.mining.position}
 
     def on_picture(mining):
@@ -242,11 +243,11 @@ def _assemble(run: _Run, estimator, state: RunState, y, cbcl, train, held, calib
     point = None
     if len(calibration):
         point_start = time.perf_counter()
-        model = HaarDetectorModel.from_estimator(estimator, run.pool)
+        model = haar_detector_model(estimator, run.pool)
         point = window_operating_point(model, cbcl.images[calibration],
                                        cbcl.labels[calibration], config)
         training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
-    model = HaarDetectorModel.from_estimator(estimator, run.pool, training, point, config.cost)
+    model = haar_detector_model(estimator, run.pool, training, point, config.cost)
     # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
     base_images, base_labels = base
     return model.with_rejection(base_images[base_labels == 1])

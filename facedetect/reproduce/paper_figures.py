@@ -4,7 +4,7 @@ These are facts from the paper's tables, not results of this project; the full s
 :mod:`facedetect.reproduce.paper_tables`.
 """
 
-from .reproduce.paper_tables import paper_tables
+from .paper_tables import paper_tables
 
 PAPER_COSTS = [(1, 100), (1, 50), (1, 25), (1, 10), (1, 7), (1, 5), (1, 3), (1, 2), (2, 3),
                (1, 1), (3, 2), (2, 1), (3, 1), (5, 1), (7, 1), (10, 1), (25, 1), (50, 1),
