@@ -31,7 +31,7 @@ from ..data import balanced_subset, stratified_holdout, stratified_kfold
 from ..haar import feature_matrix, haar_feature_pool
 from ..errors import FacedetectError
 from ..metrics import binary_rates
-from ..training import AdaBoost, AdaBoostDB
+from ..training.algorithms import make_algorithm
 from ..training.operating_point import (choose_operating_point, cost_optimal_threshold,
                                         fit_calibration, probability_threshold)
 from ..training.stumps import presort
@@ -85,19 +85,20 @@ class Fold:
 def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
     """Rows ``{rounds, cost, method, fn, fp, nec, seconds}`` of one fold."""
     top, rows = max(rounds), []
-    adaboost = AdaBoost(top).fit(fold.X_fit, fold.y_fit, order=fold.order_fit)
+    adaboost = make_algorithm("adaboost", top).fit(fold.X_fit, fold.y_fit, order=fold.order_fit)
     ada_cal, ada_test = staged_at(adaboost, fold.X_cal, rounds), staged_at(
         adaboost, fold.X_test, rounds)
     maps = {r: fit_calibration(ada_cal[r], fold.cal_positive, "sigmoid") for r in rounds}
     bar.update(1)
     for cost in costs:
         start = time.perf_counter()
-        raw = AdaBoostDB(top, cost, selection=selection).fit(fold.X, fold.y, order=fold.order)
+        raw = make_algorithm("db", top, cost, selection=selection).fit(
+            fold.X, fold.y, order=fold.order)
         seconds = time.perf_counter() - start
         raw_test = staged_at(raw, fold.X_test, rounds)
         bar.update(1)
-        op = AdaBoostDB(top, cost, selection=selection).fit(fold.X_fit, fold.y_fit,
-                                                            order=fold.order_fit)
+        op = make_algorithm("db", top, cost, selection=selection).fit(
+            fold.X_fit, fold.y_fit, order=fold.order_fit)
         op_cal, op_test = staged_at(op, fold.X_cal, rounds), staged_at(op, fold.X_test, rounds)
         bar.update(1)
         for r in rounds:

@@ -12,10 +12,11 @@ import numpy as np
 
 from ..data import balanced_subset, stratified_holdout
 from ..errors import FacedetectError
-from .boosting import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
+from .algorithms import ALGORITHMS, make_algorithm
+from .boosting import AdaBoostDB
 from .operating_point import CALIBRATIONS, check_prior
 
-ALGORITHM_CHOICES = ("db", "dbn", "cs", "adaboost", "asym-init")
+ALGORITHM_CHOICES = tuple(ALGORITHMS)
 # threshold_rule -> the operating-point rule behind it
 THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
 
@@ -58,19 +59,11 @@ class TrainConfig:
 
 
 def make_estimator(config: TrainConfig):
-    """The estimator for ``--algorithm`` (dbn is AdaBoostDB with the exhaustive search)."""
-    if config.algorithm in ("db", "dbn"):
-        return AdaBoostDB(config.rounds, config.cost, selection=config.selection,
-                          search="exhaustive" if config.algorithm == "dbn" else "conditional",
-                          random_state=config.seed)
-    if config.algorithm == "cs":
-        return CostSensitiveAdaBoost(config.rounds, config.cost, random_state=config.seed)
-    if config.algorithm == "adaboost":
-        return AdaBoost(config.rounds, random_state=config.seed)
-    if config.algorithm == "asym-init":
-        return AsymmetricInitAdaBoost(config.rounds, config.cost, random_state=config.seed)
-    raise FacedetectError(f"unknown algorithm {config.algorithm!r}; "
-                          f"choose from {', '.join(ALGORITHM_CHOICES)}")
+    """The estimator ``config.algorithm`` names (:mod:`.algorithms`), seeded."""
+    params = {"random_state": config.seed}
+    if ALGORITHMS[config.algorithm].estimator is AdaBoostDB:
+        params["selection"] = config.selection
+    return make_algorithm(config.algorithm, config.rounds, config.cost, **params)
 
 
 def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False,

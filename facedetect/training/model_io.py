@@ -31,18 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from ..model_file import FORMAT, VERSION, digest, load_document, reseal, save_document
-from .boosting import (
-    AdaBoost,
-    AdaBoostDB,
-    AsymmetricInitAdaBoost,
-    BoostedStumps,
-    CostSensitiveAdaBoost,
-)
+from .algorithms import FILE_CLASSES as ALGORITHMS
+from .boosting import AdaBoost, AdaBoostDB, BoostedStumps
 
 __all__ = ["FORMAT", "VERSION", "ALGORITHMS", "load_document", "reseal", "save_document",
            "model_document", "save_model", "estimator_from_document", "load_model"]
-ALGORITHMS = {"db": AdaBoostDB, "cs": CostSensitiveAdaBoost, "adaboost": AdaBoost,
-              "asym-init": AsymmetricInitAdaBoost}
 
 
 def model_document(model: BoostedStumps, features: dict | None = None,
