@@ -151,3 +151,24 @@ def test_asymmetric_init_shifts_towards_the_costly_class():
     sym = AdaBoost(n_rounds=20).fit(X, y).predict(X)
     asym = AsymmetricInitAdaBoost(n_rounds=20, cost=(5, 1)).fit(X, y).predict(X)
     assert np.mean(asym[y == 1] == 0) < np.mean(sym[y == 1] == 0)
+
+
+@pytest.mark.parametrize("n_samples", [5, 300, 40_000])   # uint16 and uint32 orders
+def test_radix_presort_equals_numpy_stable_argsort(n_samples):
+    """The radix presort, shared by both sides of every stump-search oracle, checked
+    against numpy's stable sort: ties, signed zeros, negatives, infinities, subnormals."""
+    from facedetect.training.stumps import boundary, decode, presort
+    rng = np.random.default_rng(n_samples)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 3.4e38, -3.4e38],
+                       np.float32)
+    values = np.round(rng.normal(size=(6, n_samples)), 1).astype(np.float32)  # many ties
+    values[:, :len(special)] = special[:n_samples]
+    values[1] = rng.permutation(values[1])
+    values[2] = 7.0                                            # one value only
+    order = presort(values)
+    for row, entries in zip(values, order):
+        expected = np.argsort(np.where(row == 0, 0, row), kind="stable")  # -0.0 == +0.0
+        np.testing.assert_array_equal(decode(entries), expected)
+        sorted_row = row[expected]
+        np.testing.assert_array_equal(boundary(entries)[:-1], sorted_row[:-1] != sorted_row[1:])
+        assert not boundary(entries)[-1]

@@ -488,7 +488,15 @@ def test_evaluate_images_with_opencv_baseline(tmp_path):
                      "--curve", str(tmp_path / "curve"))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["faces"] == 3 and 0 <= report["found"] <= 3
+    # The same count, found another way: detect each image and match its boxes here.
+    model = HaarDetectorModel.load(default_model_path())
+    truth = read_annotations(tmp_path / "b.txt")
+    found = 0
+    for name in names:
+        detections = detect_faces(read_grey(tmp_path / "images" / name), model,
+                                  detect_module.params_for(model))
+        found += match(detections.boxes, detections.scores, truth[name])
+    assert report["faces"] == 3 and report["found"] == found >= 1
     assert [b["cascade"] for b in report["opencv"]] == [
         "haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml"]
     assert (tmp_path / "curve.csv").exists() and (tmp_path / "curve.png").exists()
