@@ -536,10 +536,16 @@ def test_duplicate_and_outside_boxes_are_refused(tmp_path):
         read_annotations(path)
     (tmp_path / "images").mkdir()
     Image.fromarray(np.zeros((240, 320), np.uint8)).save(tmp_path / "images" / "a.png")
-    path.write_text("a.png 5000 5000 6000 6000\n")
-    images = evaluation_images(tmp_path / "images", read_annotations(path))
-    with pytest.raises(FacedetectError, match="outside the 320x240 image"):
-        scan_dataset(images, None, None, read_grey)
+    for box in ("5000 5000 6000 6000", "0 0 1000000 1000000"):
+        path.write_text(f"a.png {box}\n")
+        images = evaluation_images(tmp_path / "images", read_annotations(path))
+        with pytest.raises(FacedetectError, match="mostly outside the 320x240 image"):
+            scan_dataset(images, None, None, read_grey)
+    path.write_bytes(b"\xef\xbb\xbfa.png 1 2 30 40\n")   # a byte-order mark
+    assert list(read_annotations(path)) == ["a.png"]
+    path.write_bytes(b"a.png\x00 1 2 30 40\n")
+    with pytest.raises(FacedetectError, match="boxes.txt:1: the image name"):
+        read_annotations(path)
     with pytest.raises(FacedetectError, match="not a regular file"):
         read_annotations("/dev/zero")
 
