@@ -12,3 +12,8 @@ class FacedetectError(Exception):
 
 class DataNotFoundError(FacedetectError):
     """No dataset was found in any of the places searched."""
+
+
+class InterruptedRun(FacedetectError):
+    """Ctrl-C or SIGTERM stopped a run that saved where it stood; the command line exits
+    130, as for any interrupt, after saying how to resume."""

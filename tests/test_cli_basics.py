@@ -103,3 +103,17 @@ def test_library_warnings_reach_the_user_as_one_line(capsys):
         return 0
     assert run_safely(noisy, argparse.Namespace(), "detect") == 0
     assert capsys.readouterr().err == "detect: warning: invalid value encountered in divide\n"
+
+
+def test_an_interrupted_run_exits_130_with_how_to_resume(capsys):
+    import argparse
+
+    from facedetect.cli.common import run_safely
+    from facedetect.errors import InterruptedRun
+
+    def stopped(args):
+        raise InterruptedRun("interrupted after 5 rounds; checkpoint saved to m.ckpt; run "
+                             "again with --resume to finish")
+    assert run_safely(stopped, argparse.Namespace(), "train-detector") == 130
+    assert capsys.readouterr().err == ("train-detector: interrupted after 5 rounds; checkpoint "
+                                       "saved to m.ckpt; run again with --resume to finish\n")

@@ -11,11 +11,12 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..errors import FacedetectError
+from ..errors import FacedetectError, InterruptedRun
 from ..interrupts import terminate_as_interrupt
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -33,12 +34,15 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
         with warnings.catch_warnings(), terminate_as_interrupt():
             warnings.showwarning = _one_line_warning(prog)
             return int(function(args) or 0)
+    except InterruptedRun as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except FacedetectError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except MemoryError:
         print(f"{prog}: error: out of memory", file=sys.stderr)
         return EXIT_FAILURE

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
-from ..errors import FacedetectError
+from ..errors import FacedetectError, InterruptedRun
 from ..interrupts import terminate_as_interrupt
 from ..haar import haar_feature_pool
 from .binned import BinnedFeatures
@@ -82,7 +82,7 @@ class _Run:
         if self.checkpoint is None:
             return KeyboardInterrupt()
         self.save(state)
-        return FacedetectError(f"interrupted {what}; checkpoint saved to {self.checkpoint}; "
+        return InterruptedRun(f"interrupted {what}; checkpoint saved to {self.checkpoint}; "
                                "run again with --resume to finish")
 
 
