@@ -128,7 +128,7 @@ def test_evaluation_refuses_other_data_and_unsplit_models(small_cbcl, cbcl, tmp_
     with pytest.raises(FacedetectError, match="not the data the model was trained on"):
         evaluate(model, cbcl)
     unsplit = train_detector(TrainConfig((1, 1), 3, holdout=0), data, progress=False).model
-    with pytest.raises(FacedetectError, match="--holdout 0"):
+    with pytest.raises(FacedetectError, match="holdout 0"):
         evaluate(unsplit, data)
     assert evaluate(unsplit, data, split="train")["n_positive"] == 150
 

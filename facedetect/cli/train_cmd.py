@@ -14,7 +14,7 @@ from ..training.bootstrap import NegativeSet
 from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
 from ..training.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
                                check_config, check_data, split_indices)
-from ..training.pipeline import train_detector
+from ..training.pipeline import check_run_options, train_detector
 from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main, writable_folder)
@@ -121,12 +121,7 @@ def _out_path(args) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.rounds < 1:
-        raise FacedetectError("--rounds must be at least 1")
-    if args.checkpoint_every < 1:
-        raise FacedetectError("--checkpoint-every must be at least 1")
-    if not args.false_alarms > 0:
-        raise FacedetectError("--false-alarms must be a positive rate per megapixel")
+    check_run_options(args.checkpoint_every, args.false_alarms)
     memory = memory_bytes(args.memory)
     out = _out_path(args)
     config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,

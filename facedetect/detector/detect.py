@@ -46,16 +46,16 @@ class DetectionParams:
     def validate(self):
         if not 1.001 <= self.scale_factor <= 10:
             # Below 1.001 the pyramid has thousands of levels per octave: no end in sight.
-            raise FacedetectError("--scale-factor must be in [1.001, 10]")
+            raise FacedetectError("scale_factor must be in [1.001, 10]")
         if self.step not in ("auto", "refine") and not (isinstance(self.step, int)
                                                         and self.step >= 1):
-            raise FacedetectError("--step must be a positive integer, 'auto' or 'refine'")
+            raise FacedetectError("step must be a positive integer, 'auto' or 'refine'")
         if self.min_size < 1 or (self.max_size is not None and self.max_size < self.min_size):
-            raise FacedetectError("--min-size must be >= 1 and --max-size >= --min-size")
+            raise FacedetectError("min_size must be >= 1 and max_size >= min_size")
         if self.min_neighbors < 0:
-            raise FacedetectError("--min-neighbors must be >= 0")
+            raise FacedetectError("min_neighbors must be >= 0")
         if not 0 <= self.neighbor_margin < float("inf"):
-            raise FacedetectError("--neighbor-margin must be a finite number >= 0")
+            raise FacedetectError("neighbor_margin must be a finite number >= 0")
 
 
 SCAN_FIELDS = ("scale_factor", "step", "min_size", "threshold", "min_neighbors",

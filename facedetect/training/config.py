@@ -125,6 +125,8 @@ def calibration_indices(labels, train, config: TrainConfig):
 
 def check_config(config: TrainConfig) -> None:
     """Refuse settings that cannot give a sound model, naming the parameter."""
+    if not (isinstance(config.rounds, (int, np.integer)) and 1 <= config.rounds <= 100_000):
+        raise FacedetectError(f"rounds must be an integer in 1..100000, got {config.rounds!r}")
     if config.holdout != 0 and not 0 < config.holdout < 1:
         raise FacedetectError(f"holdout must be in [0, 1), got {config.holdout}")
     if config.calibration_split != 0 and not 0 < config.calibration_split < 1:

@@ -34,8 +34,8 @@ def evaluation_indices(model, data, split: str = "heldout"):
     held = np.array(sorted(position[n] for n in training["heldout_names"]), dtype=np.intp)
     if split == "heldout":
         if held.size == 0:
-            raise FacedetectError("the model was trained with --holdout 0: it has no "
-                                  "held-out windows (use --split train to see training error)")
+            raise FacedetectError("the model was trained with holdout 0: it has no held-out "
+                                  "windows (evaluate split 'train' for the training error)")
         return held
     if split == "train":
         from .config import TrainConfig, split_indices

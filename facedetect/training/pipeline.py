@@ -86,6 +86,15 @@ class _Run:
                                "run again with --resume to finish")
 
 
+def check_run_options(checkpoint_every: int, false_alarm_target: float) -> None:
+    """Refuse run options :func:`train_detector` cannot honour, naming the parameter."""
+    if not (isinstance(checkpoint_every, int) and checkpoint_every >= 1):
+        raise FacedetectError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
+    if not 0 < false_alarm_target < float("inf"):
+        raise FacedetectError("false_alarm_target must be a positive rate per megapixel, got "
+                              f"{false_alarm_target!r}")
+
+
 def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
                    checkpoint_every: int = 10, resume: bool = False, progress: bool = True,
                    log=print, negatives=None, memory: int | None = None,
@@ -109,6 +118,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     """
     start = time.perf_counter()
     check_config(config)
+    check_run_options(checkpoint_every, false_alarm_target)
     cbcl = data if data is not None else load_cbcl()
     check_data(cbcl)
     if isinstance(negatives, list):
@@ -123,7 +133,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
     run = _Run(config, run_config, haar_feature_pool(19, 19), checkpoint, checkpoint_every,
-               progress, log, memory if memory is not None else memory_bytes(DEFAULT_MEMORY_GB), negatives,
+               progress, log,
+               memory if memory is not None else memory_bytes(DEFAULT_MEMORY_GB), negatives,
                warn or (lambda line: print(line, file=sys.stderr)))
     state = load_checkpoint(checkpoint, run_config) if resume else RunState()
     if state.boosting is not None and len(state.boosting.alphas) > config.rounds:
