@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -72,10 +73,17 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
 
 def params_from(args, model) -> DetectionParams:
     """The scan settings: the flags given, the rest from the model."""
-    return params_for(model, scale_factor=args.scale_factor, step=args.step,
-                      min_size=args.min_size, max_size=args.max_size,
-                      threshold=args.threshold, min_neighbors=args.min_neighbors,
-                      neighbor_margin=args.neighbor_margin)
+    try:
+        return params_for(model, scale_factor=args.scale_factor, step=args.step,
+                          min_size=args.min_size, max_size=args.max_size,
+                          threshold=args.threshold, min_neighbors=args.min_neighbors,
+                          neighbor_margin=args.neighbor_margin)
+    except FacedetectError as error:
+        # The library names its parameters; say them as the flags the user typed.
+        raise FacedetectError(re.sub(r"\b(scale_factor|step|min_size|max_size|min_neighbors|"
+                                     r"neighbor_margin)\b",
+                                     lambda m: "--" + m.group(1).replace("_", "-"),
+                                     str(error))) from None
 
 
 def load_detector(path) -> HaarDetectorModel:

@@ -1,0 +1,210 @@
+"""The compiled kernels of the scan (numba): integral images, window scaling, scoring.
+
+Kept apart from their orchestration in :mod:`.scan`, as scikit-image keeps ``_haar.pyx``
+apart from ``haar.py``. Every kernel takes plain arrays; :class:`.scan.LevelScanner`
+bundles a model's arrays and calls them. The row and window kernels come in a parallel
+and a serial build of one body.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales):
+    """float32(1 / nf) of every window (top-left integral index ``bases[j]``): OpenCV's
+    variance factor over the window minus a one-pixel border (1 without normalisation)."""
+    area = (win_w - 2) * (win_h - 2)
+    for j in range(bases.size):
+        if not normalize:
+            scales[j] = np.float32(1.0)
+            continue
+        base = bases[j]
+        a = base + stride + 1
+        b = base + stride + win_w - 1
+        c = base + (win_h - 1) * stride + 1
+        d = base + (win_h - 1) * stride + win_w - 1
+        total = ii[d] - ii[b] - ii[c] + ii[a]
+        total_sq = sq[d] - sq[b] - sq[c] + sq[a]
+        variance_term = float(area) * float(total_sq) - float(total) * float(total)
+        nf = math.sqrt(variance_term) if variance_term > 0 else 1.0
+        scales[j] = np.float32(1.0 / nf)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _stump_on_alive(ii, bases, offsets, weights, n_rects, stump_threshold, vote,
+                    stop_below, scales, running, alive, n_alive):
+    """One stump on the windows still alive (window ``j`` has its top-left integral index
+    at ``bases[j]``); returns how many stay alive (moved to the front of ``alive``).
+    Rectangles are added in the model's order, as in training; a stump of one rectangle
+    has a second one of zero offsets and weight, which adds exactly zero."""
+    a0, b0, c0, d0 = offsets[0]
+    a1, b1, c1, d1 = offsets[1]
+    a2, b2, c2, d2 = offsets[2]
+    a3, b3, c3, d3 = offsets[3]
+    w0, w1, w2, w3 = weights[0], weights[1], weights[2], weights[3]
+    kept = 0
+    for k in range(n_alive):
+        j = alive[k]
+        base = bases[j]
+        feature = np.float32(0.0)
+        feature += w0 * np.float32(ii[base + d0] - ii[base + b0] - ii[base + c0] + ii[base + a0])
+        feature += w1 * np.float32(ii[base + d1] - ii[base + b1] - ii[base + c1] + ii[base + a1])
+        if n_rects > 2:
+            feature += w2 * np.float32(ii[base + d2] - ii[base + b2] - ii[base + c2]
+                                       + ii[base + a2])
+            if n_rects > 3:
+                feature += w3 * np.float32(ii[base + d3] - ii[base + b3] - ii[base + c3]
+                                           + ii[base + a3])
+        if feature * scales[j] > stump_threshold:
+            score = running[j] + vote
+        else:
+            score = running[j] - vote
+        running[j] = score
+        if not score < stop_below:
+            alive[kept] = j
+            kept += 1
+    return kept
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, thresholds,
+                 polarities, alphas, reject_at, threshold, normalize, out):
+    """out[j] = score of the window whose top-left integral index is ``bases[j]`` if it
+    exceeds the threshold, else -inf.
+
+    Stump by stump over the windows still alive, rather than window by window: the
+    stump's offsets, weights and threshold stay in registers, neighbouring windows share
+    cache lines, and a rejected window leaves the list. Each window's score is still the
+    sum of its stumps in the model's order, with the same float32 feature values as
+    training, so scores are bit-identical to a window-by-window scan.
+    """
+    n = bases.size
+    scales = np.empty(n, np.float32)
+    _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales)
+    running = np.zeros(n)
+    raw = np.empty(n, np.float32)
+    alive = np.arange(n)
+    n_alive = n
+    t = 0
+    # While every window is alive (the first few stumps: no face is rejected there),
+    # rectangle by rectangle over all windows, loops the compiler vectorises.
+    while t < alphas.size and n_alive == n:
+        raw[:] = np.float32(0.0)
+        for r in range(counts[t]):
+            top_left, top_right, bottom_left, bottom_right = offsets[t, r]
+            w = weights[t, r]
+            for j in range(n):
+                base = bases[j]
+                s = (ii[base + bottom_right] - ii[base + top_right]
+                     - ii[base + bottom_left] + ii[base + top_left])
+                raw[j] += w * np.float32(s)
+        vote = alphas[t] * polarities[t]
+        kept = 0
+        for j in range(n):
+            score = running[j] + vote if raw[j] * scales[j] > thresholds[t] \
+                else running[j] - vote
+            running[j] = score
+            if not score < reject_at[t]:
+                alive[kept] = j
+                kept += 1
+        n_alive = kept
+        t += 1
+    for u in range(t, alphas.size):
+        if n_alive == 0:
+            break
+        n_alive = _stump_on_alive(ii, bases, offsets[u], weights[u], counts[u], thresholds[u],
+                                  alphas[u] * polarities[u], reject_at[u], scales, running,
+                                  alive, n_alive)
+    out[:] = -np.inf
+    for k in range(n_alive):
+        j = alive[k]
+        if running[j] > threshold:
+            out[j] = running[j]
+
+
+@numba.njit(parallel=True, cache=True, boundscheck=False)
+def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
+               thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+    """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold,
+    else -inf; rows in parallel."""
+    for i in numba.prange(rows):
+        _score_row(i, ii, sq, stride, cols, step, win_w, win_h, offsets, weights, counts,
+                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _scan_rows_serial(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
+                      counts, thresholds, polarities, alphas, reject_at, threshold, normalize,
+                      scores):
+    """:func:`_scan_rows` on the calling thread (a separate function, so that numba's
+    cache keeps the two builds apart)."""
+    for i in range(rows):
+        _score_row(i, ii, sq, stride, cols, step, win_w, win_h, offsets, weights, counts,
+                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _score_row(i, ii, sq, stride, cols, step, win_w, win_h, offsets, weights, counts,
+               thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+    bases = i * step * stride + np.arange(cols) * step
+    _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, thresholds,
+                 polarities, alphas, reject_at, threshold, normalize, scores[i])
+
+
+CHUNK = 256   # windows per task of an arbitrary window list
+
+
+@numba.njit(parallel=True, cache=True, boundscheck=False)
+def _score_windows(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+    """:func:`_score_bases` on an arbitrary list of windows, in parallel chunks."""
+    for c in numba.prange((bases.size + CHUNK - 1) // CHUNK):
+        _score_chunk(c, ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                     thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _score_windows_serial(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                          thresholds, polarities, alphas, reject_at, threshold, normalize,
+                          scores):
+    """:func:`_score_windows` on the calling thread."""
+    for c in range((bases.size + CHUNK - 1) // CHUNK):
+        _score_chunk(c, ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                     thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _score_chunk(c, ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
+                 thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+    stop = min(bases.size, (c + 1) * CHUNK)
+    _score_bases(ii, sq, bases[c * CHUNK:stop], stride, win_w, win_h, offsets, weights,
+                 counts, thresholds, polarities, alphas, reject_at, threshold, normalize,
+                 scores[c * CHUNK:stop])
+
+
+@numba.njit(cache=True)
+def _integrals(image, ii, sq):
+    """Flat integral and squared-integral images (a zero first row and column) in one pass."""
+    height, width = image.shape
+    stride = width + 1
+    for x in range(stride):
+        ii[x] = 0
+        sq[x] = 0
+    for y in range(height):
+        row_sum = 0
+        row_sq = 0
+        above = y * stride
+        here = above + stride
+        ii[here] = 0
+        sq[here] = 0
+        for x in range(width):
+            v = np.int64(image[y, x])
+            row_sum += v
+            row_sq += v * v
+            ii[here + x + 1] = ii[above + x + 1] + row_sum
+            sq[here + x + 1] = sq[above + x + 1] + row_sq
