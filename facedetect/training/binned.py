@@ -27,7 +27,8 @@ import numba
 import numpy as np
 
 from .roots import solve_alpha
-from .search import EXACT_SLACK, N_BLOCKS
+from ._search_kernels import EXACT_SLACK
+from .search import N_BLOCKS
 from .stumps import _float32_keys, _radix_argsort, radix_scratch
 
 MAX_EDGES = 255
