@@ -9,28 +9,21 @@ line. This module sits below both the trainer and the detector: the file is thei
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 
 import numpy as np
 
 from .errors import FacedetectError
+from .model_schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest, fail
 
-FORMAT = "facedetect-model"
-VERSION = 1
+__all__ = ["ALGORITHM_NAMES", "FORMAT", "VERSION", "MAX_MODEL_BYTES", "calibrated_probability",
+           "check_document", "digest", "fail", "load_document", "parse_json", "read_bounded",
+           "reseal", "save_document"]
+
 MAX_MODEL_BYTES = 64 * 2 ** 20   # 300 stumps take 0.1 MB; a 100,000-stump model about 20 MB
-MAX_STUMPS = 100_000
-# Far beyond any trained model (alphas are a few units, feature values at most ~1e6), and
-# small enough that sums of 100,000 stumps stay finite and fit OpenCV's float32.
-MAX_ALPHA = 1e6
-MAX_THRESHOLD = 1e9
 MAX_DEPTH = 32                   # a model nests 5 levels deep
 MAX_INT_DIGITS = 30              # no field needs more; Python refuses over 4,300 anyway
-ALGORITHM_NAMES = ("db", "cs", "adaboost", "asym-init")
-TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
-             "n_features", "stumps", "features", "training", "operating_point", "detection",
-             "sha256"}
 
 
 class _Refused(Exception):
@@ -82,201 +75,6 @@ def parse_json(text: str, path, what: str = "model file") -> object:
                               f"at line {error.lineno})") from None
     except RecursionError:
         raise FacedetectError(f"{path}: invalid {what}: nested too deeply") from None
-
-
-def digest(document: dict) -> str:
-    """SHA-256 of the document without its ``sha256`` field, in canonical JSON."""
-    body = {k: v for k, v in document.items() if k != "sha256"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def fail(path, message: str):
-    raise FacedetectError(f"{path}: invalid model file: {message}")
-
-
-def is_int(value, low: int = -2 ** 63, high: int = 2 ** 63) -> bool:
-    """An integer (not a bool) within ``[low, high]``."""
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def is_finite(value, low: float = -math.inf, high: float = math.inf) -> bool:
-    """A finite number (not a bool) within ``[low, high]``."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and low <= value <= high)
-
-
-def is_list(value, check, min_length: int = 0, max_length: int = 10 ** 7) -> bool:
-    """A list of ``min_length..max_length`` items that all pass ``check``."""
-    return (isinstance(value, list) and min_length <= len(value) <= max_length
-            and all(check(item) for item in value))
-
-
-def check_document(document, path) -> dict:
-    """``document`` if every field is what the loader and the scanner expect; otherwise a
-    :class:`FacedetectError` naming the first field that is not."""
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        fail(path, "not a facedetect model (format field missing)")
-    if document.get("version") != VERSION or not is_int(document.get("version")):
-        fail(path, f"unsupported version {str(document.get('version'))[:20]!r} "
-                   f"(this is {VERSION})")
-    if document.get("sha256") != digest(document):
-        fail(path, "checksum mismatch: the file was modified after it was written")
-    unknown = sorted(set(document) - TOP_LEVEL)
-    if unknown:
-        fail(path, f"unknown field {unknown[0][:40]!r}")
-    _check_estimator(path, document)
-    stumps = document["stumps"]
-    features = document.get("features", {"kind": "matrix"})
-    if not isinstance(features, dict):
-        fail(path, "features must be an object")
-    _check_features(path, features, stumps)
-    _check_training(path, document.get("training", {}))
-    _check_operating_point(path, document.get("operating_point"))
-    _check_detection(path, document.get("detection"))
-    return document
-
-
-def _check_estimator(path, document):
-    if document.get("algorithm") not in ALGORITHM_NAMES:
-        fail(path, f"algorithm must be one of {', '.join(ALGORITHM_NAMES)}")
-    if document.get("selection") not in ("root", "loss"):
-        fail(path, "selection must be 'root' or 'loss'")
-    if document.get("search") not in ("conditional", "exhaustive"):
-        fail(path, "search must be 'conditional' or 'exhaustive'")
-    if not is_list(document.get("cost"), lambda c: is_finite(c) and c > 0, 2, 2):
-        fail(path, "cost must be two positive numbers")
-    classes = document.get("classes")
-    if not (is_list(classes, lambda c: is_int(c) or isinstance(c, str), 2, 2)
-            and classes[0] != classes[1]):
-        fail(path, "classes must list two different labels")
-    n_features = document.get("n_features")
-    if not is_int(n_features, 1, 10 ** 9):
-        fail(path, "n_features must be a positive integer")
-    stumps = document.get("stumps")
-    if not isinstance(stumps, list) or not 1 <= len(stumps) <= MAX_STUMPS:
-        fail(path, f"stumps must be a list of 1 to {MAX_STUMPS:,}")
-    for i, stump in enumerate(stumps):
-        if not (isinstance(stump, dict) and set(stump) == {"feature", "threshold",
-                                                           "polarity", "alpha"}
-                and is_int(stump["feature"], 0, n_features - 1)
-                and stump["polarity"] in (1, -1) and is_int(stump["polarity"])
-                and is_finite(stump["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD)
-                and is_finite(stump["alpha"], -MAX_ALPHA, MAX_ALPHA)):
-            fail(path, f"stump {i} is malformed: {str(stump)[:80]}")
-
-
-def _check_features(path, features, stumps):
-    kind = features.get("kind")
-    if kind == "matrix":
-        if set(features) != {"kind"}:
-            fail(path, "features of kind 'matrix' hold nothing else")
-        return
-    if kind != "haar":
-        fail(path, f"unknown feature kind {str(kind)[:20]!r}")
-    unknown = set(features) - {"kind", "window", "normalization", "pool_index", "rects",
-                               "rejection"}
-    if unknown:
-        fail(path, f"unknown features field {sorted(unknown)[0][:40]!r}")
-    window = features.get("window")
-    if not is_list(window, lambda v: is_int(v, 3, 4096), 2, 2):
-        fail(path, "features.window must be [width, height], each 3..4096")
-    pool_index = features.get("pool_index")
-    if pool_index is not None and pool_index != [s["feature"] for s in stumps]:
-        fail(path, "features.pool_index must list each stump's feature")
-    rects = features.get("rects")
-    if not isinstance(rects, list) or len(rects) != len(stumps):
-        fail(path, "features.rects must hold one rectangle list per stump")
-    width, height = window
-    for i, feature in enumerate(rects):
-        if not isinstance(feature, list) or not 1 <= len(feature) <= 4:
-            fail(path, f"feature {i} must have 1 to 4 rectangles")
-        for rect in feature:
-            if not (isinstance(rect, list) and len(rect) == 5
-                    and all(is_int(v, 0, 4096) for v in rect[:4])
-                    and is_finite(rect[4], -1e6, 1e6)):
-                fail(path, f"feature {i} has a malformed rectangle {str(rect)[:60]}")
-            x, y, w, h, _ = rect
-            if w < 1 or h < 1 or x + w > width or y + h > height:
-                fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
-    if features.get("normalization") not in ("opencv-variance", "none"):
-        fail(path, "features.normalization must be 'opencv-variance' or 'none'")
-    if "rejection" in features:
-        rejection = features["rejection"]
-        if not (isinstance(rejection, dict) and set(rejection) == {"reference", "thresholds"}
-                and is_finite(rejection["reference"])
-                and is_list(rejection["thresholds"], is_finite, len(stumps), len(stumps))):
-            fail(path, "features.rejection must hold a finite reference and one finite "
-                       "threshold per stump")
-
-
-def _check_training(path, training):
-    """The training record: free-form diagnostics, but the fields code reads are typed."""
-    if not isinstance(training, dict):
-        fail(path, "training must be an object")
-    config = training.get("config", {})
-    if not isinstance(config, dict):
-        fail(path, "training.config must be an object")
-    if "data_sha256" in config and not (isinstance(config["data_sha256"], str)
-                                        and len(config["data_sha256"]) == 64):
-        fail(path, "training.config.data_sha256 must be a SHA-256 in hex")
-    if "heldout_names" in training and not is_list(training["heldout_names"],
-                                                   lambda n: isinstance(n, str)):
-        fail(path, "training.heldout_names must be a list of file names")
-
-
-def _check_calibration(path, calibration):
-    if calibration is None:
-        return
-    method = calibration.get("method") if isinstance(calibration, dict) else None
-    if method == "sigmoid":
-        if not (is_finite(calibration.get("a")) and is_finite(calibration.get("b"))):
-            fail(path, "operating_point.calibration: a sigmoid needs finite a and b")
-    elif method == "isotonic":
-        x, y = calibration.get("x"), calibration.get("y")
-        if not (is_list(x, is_finite, 1) and is_list(y, lambda v: is_finite(v, 0, 1), 1)
-                and len(x) == len(y) and all(a <= b for a, b in zip(x, x[1:]))
-                and all(a <= b for a, b in zip(y, y[1:]))):
-            fail(path, "operating_point.calibration: an isotonic map needs equal-length "
-                       "increasing x and y lists, y within [0, 1]")
-    else:
-        fail(path, f"operating_point.calibration: unknown method {str(method)[:20]!r}")
-
-
-def _check_operating_point(path, point):
-    if point is None:
-        return
-    if not isinstance(point, dict):
-        fail(path, "operating_point must be an object")
-    if not (is_finite(point.get("threshold"))
-            and is_list(point.get("cost"), lambda c: is_finite(c) and c > 0, 2, 2)
-            and is_finite(point.get("prior"), 0, 1) and 0 < point["prior"] < 1
-            and point.get("rule") in ("expected-cost", "probability")
-            and isinstance(point.get("source"), str)
-            and point.get("extreme") in (None, "accept-all", "reject-all")
-            and point.get("applies_to", "windows") == "windows"):
-        fail(path, "operating_point needs a finite threshold, two positive costs, a prior "
-                   "in (0, 1), a known rule and source")
-    _check_calibration(path, point.get("calibration"))
-
-
-def _check_detection(path, detection):
-    """The image operating point: what ``detect`` scans with unless told otherwise."""
-    if detection is None:
-        return
-    if not isinstance(detection, dict):
-        fail(path, "detection must be an object")
-    step = detection.get("step")
-    if not (is_finite(detection.get("threshold"))
-            and is_int(detection.get("min_neighbors"), 0, 1000)
-            and is_finite(detection.get("neighbor_margin"), 0, 1e6)
-            and is_finite(detection.get("scale_factor"), 1.001, 10)
-            and (step in ("auto", "refine") or is_int(step, 1, 1000))
-            and is_int(detection.get("min_size"), 1, 10 ** 6)
-            and detection.get("applies_to") == "images"):
-        fail(path, "detection needs a finite threshold, min_neighbors 0..1000, a "
-                   "neighbor_margin >= 0, a scale_factor in [1.001, 10], a step, a "
-                   "min_size and applies_to 'images'")
 
 
 def read_bounded(path, limit: int, what: str) -> bytes:

@@ -9,7 +9,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "facedetect"
 # Lowest first. A module may import its own layer's modules and any lower layer's.
 LAYERS = [
-    {"errors", "atomic", "interrupts", "sysinfo", "metrics", "plots", "model_file", "images",
+    {"errors", "atomic", "interrupts", "sysinfo", "metrics", "plots", "model_schema",
+     "model_file", "images",
      "__init__"},
     {"haar"},
     {"data"},
