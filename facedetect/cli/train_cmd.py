@@ -29,88 +29,117 @@ DEFAULT_BOOTSTRAP_LIMIT = 4000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cost", type=parse_cost, default=(1.0, 1.0), metavar="CP,CN",
+    for options in (_learner_options, _face_options, _operating_point_options,
+                    _bootstrap_options, _run_options):
+        options(parser)
+    parser.set_defaults(func=run)
+
+
+def _learner_options(parser: argparse.ArgumentParser) -> None:
+    """The data, the split and the boosting algorithm."""
+    group = parser.add_argument_group("learner and data")
+    group.add_argument("--cost", type=parse_cost, default=(1.0, 1.0), metavar="CP,CN",
                         help="cost of a missed face, then of a false alarm (default 1,1)")
-    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+    group.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                         help=f"boosting rounds (default {DEFAULT_ROUNDS})")
-    parser.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="db",
+    group.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="db",
                         help="db (AdaBoostDB, default), dbn (no conditional search), "
                              "cs (Cost-Sensitive AdaBoost), adaboost, asym-init")
-    parser.add_argument("--selection", choices=("root", "loss"), default="root",
+    group.add_argument("--selection", choices=("root", "loss"), default="root",
                         help="db/dbn: largest root (paper, default) or smallest loss")
-    parser.add_argument("--data", help="CBCL folder or faces.tar.gz")
-    parser.add_argument("--holdout", type=float, default=0.25,
+    group.add_argument("--data", help="CBCL folder or faces.tar.gz")
+    group.add_argument("--holdout", type=float, default=0.25,
                         help="stratified held-out fraction (default 0.25; 0 trains on all)")
-    parser.add_argument("--balanced", action="store_true",
+    group.add_argument("--balanced", action="store_true",
                         help="use the class-balanced subset (the paper's CBCL experiment)")
-    parser.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0,
+    group.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0,
                         help="split seed, 0..2^32-1 (default 0)")
-    parser.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
+
+
+def _face_options(parser: argparse.ArgumentParser) -> None:
+    """Extra training faces: mirrored and jittered copies."""
+    group = parser.add_argument_group("training faces")
+    group.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
                         help="also train on every training face flipped left to right "
                              "(default: on)")
-    parser.add_argument("--jitter", type=bounded_int(0, 100), default=DEFAULT_JITTER,
+    group.add_argument("--jitter", type=bounded_int(0, 100), default=DEFAULT_JITTER,
                         metavar="N",
                         help="also train on N slightly turned, scaled and shifted copies of "
                              f"every training face, 0..100 (default {DEFAULT_JITTER})")
-    parser.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
+
+
+def _operating_point_options(parser: argparse.ArgumentParser) -> None:
+    """How the window operating point is chosen."""
+    group = parser.add_argument_group("window operating point")
+    group.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
                         help="fraction of the training part kept from boosting to choose the "
                              "cost-aware operating point (default 0.2; 0 keeps the raw "
                              "threshold 0)")
-    parser.add_argument("--prior", type=probability, metavar="P",
+    group.add_argument("--prior", type=probability, metavar="P",
                         help="deployment probability of a face, in (0, 1), for the operating "
                              "point (default: the training data's)")
-    parser.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
+    group.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
                         help="calibration map fitted on the calibration split, stored for "
                              "predict_proba: sigmoid (Platt, default) or isotonic")
-    parser.add_argument("--threshold-rule", choices=("calibrated", "empirical"),
+    group.add_argument("--threshold-rule", choices=("calibrated", "empirical"),
                         default="calibrated",
                         help="calibrated (default): where the calibrated probability crosses "
                              "the Bayes cut Cn/(Cp+Cn); empirical: the least expected cost "
                              "counted on the calibration windows")
-    parser.add_argument("--calibrated", action="store_const", const="calibrated",
+    group.add_argument("--calibrated", action="store_const", const="calibrated",
                         dest="threshold_rule",
                         help="the same as --threshold-rule calibrated (the default); with "
                              "--algorithm adaboost this is calibrated AdaMEC")
-    parser.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
-    parser.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
-                        help="write a checkpoint every N rounds (default 10)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted run from its checkpoint")
-    parser.add_argument("--negatives", metavar="DIR",
+
+
+def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
+    """Hard-negative mining and the image operating point."""
+    group = parser.add_argument_group("hard negatives and image operating point")
+    group.add_argument("--negatives", metavar="DIR",
                         help="face-free pictures for hard-negative bootstrapping (default: "
                              "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
                              "else scikit-image's 16 pictures, with a warning)")
-    parser.add_argument("--bootstrap-rounds", type=bounded_int(0, 20),
+    group.add_argument("--bootstrap-rounds", type=bounded_int(0, 20),
                         default=DEFAULT_BOOTSTRAP_ROUNDS, metavar="K",
                         help="retrain K times, adding the false positives mined on the "
                              f"negatives (default {DEFAULT_BOOTSTRAP_ROUNDS})")
-    parser.add_argument("--no-bootstrap", action="store_const", const=0,
+    group.add_argument("--no-bootstrap", action="store_const", const=0,
                         dest="bootstrap_rounds",
                         help="no hard-negative bootstrapping: the plain window classifier "
                              "of the paper's experiment")
-    parser.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
+    group.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
                         default=DEFAULT_BOOTSTRAP_LIMIT, metavar="N",
                         help="hard negatives mined per bootstrap round at most (default "
                              f"{DEFAULT_BOOTSTRAP_LIMIT})")
-    parser.add_argument("--bootstrap-threshold", type=finite_float, default=0.0, metavar="T",
+    group.add_argument("--bootstrap-threshold", type=finite_float, default=0.0, metavar="T",
                         help="harvest the windows scoring above T (default 0, the windows "
                              "the model accepts; below 0 near misses join them)")
-    parser.add_argument("--false-alarms", type=finite_float,
+    group.add_argument("--false-alarms", type=finite_float,
                         default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
                         help="image operating point: the false alarms per megapixel allowed "
                              "on the held-out negative pictures (default "
                              f"{TARGET_FALSE_ALARMS_PER_MPX:g})")
-    parser.add_argument("--exact", action="store_true",
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    """Output, checkpoints, memory and progress."""
+    group = parser.add_argument_group("run")
+    group.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
+    group.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
+                        help="write a checkpoint every N rounds (default 10)")
+    group.add_argument("--resume", action="store_true",
+                        help="continue an interrupted run from its checkpoint")
+    group.add_argument("--exact", action="store_true",
                         help="the paper's exact stump search on float32 features (6 bytes "
                              "per window and feature) instead of compact uint8 bins")
-    parser.add_argument("--memory", type=finite_float, default=DEFAULT_MEMORY_GB,
+    group.add_argument("--memory", type=finite_float, default=DEFAULT_MEMORY_GB,
                         metavar="GIB",
                         help="memory for the training features in GiB (default "
                              f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
                              "a temporary file")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.set_defaults(func=run)
+    group.add_argument("--quiet", action="store_true", help="no progress output")
+    group.add_argument("--json", action="store_true", help="print the summary as JSON")
+
 
 
 def _out_path(args) -> Path:
