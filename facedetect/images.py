@@ -70,6 +70,15 @@ def to_grey(image: Image.Image) -> np.ndarray:
     """uint8 grey pixels of any Pillow image: palette, alpha, 16-bit and float modes too.
 
     Wide modes are scaled to 8 bits by their full range (16-bit by 1/257), not clipped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> to_grey(Image.fromarray(np.array([[0, 65535, 32896]], np.uint16))).tolist()
+    [[0, 255, 128]]
+    >>> to_grey(Image.new("RGBA", (2, 1), (0, 0, 0, 0))).tolist()   # transparent: white
+    [[255, 255]]
     """
     if image.mode.startswith("I;16") or image.mode in ("I", "F"):
         return _wide_to_grey(image)

@@ -51,7 +51,14 @@ class BinaryRates:
 
 
 def binary_rates(labels, predicted) -> BinaryRates:
-    """Counts of a {0,1} (or boolean) prediction against {0,1} labels."""
+    """Counts of a {0,1} (or boolean) prediction against {0,1} labels.
+
+    Examples
+    --------
+    >>> rates = binary_rates([1, 1, 0, 0], [1, 0, 0, 1])
+    >>> rates.false_negative_rate, rates.false_positive_rate
+    (0.5, 0.5)
+    """
     labels = np.asarray(labels).astype(bool)
     predicted = np.asarray(predicted).astype(bool)
     if labels.shape != predicted.shape:
@@ -67,7 +74,13 @@ def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
 
 
 def normalized_expected_cost(fn_rate, fp_rate, pcf):
-    """NEC = FN * PCF + FP * (1 - PCF): FP at PCF = 0, FN at PCF = 1."""
+    """NEC = FN * PCF + FP * (1 - PCF): FP at PCF = 0, FN at PCF = 1.
+
+    Examples
+    --------
+    >>> round(float(normalized_expected_cost(0.1, 0.3, 0.25)), 6)
+    0.25
+    """
     pcf = np.asarray(pcf, dtype=np.float64)
     return fn_rate * pcf + fp_rate * (1 - pcf)
 

@@ -96,7 +96,13 @@ class Detections:
 
 def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,
                   shift: float = BOX_SHIFT) -> np.ndarray:
-    """Face boxes ``(x, y, w, h)`` for detector windows ``(x, y, w, h)``."""
+    """Face boxes ``(x, y, w, h)`` for detector windows ``(x, y, w, h)``.
+
+    Examples
+    --------
+    >>> window_to_box([[100, 100, 20, 20]])   # twice the side, centre 2 px lower
+    array([[90., 92., 40., 40.]])
+    """
     windows = np.asarray(windows, dtype=np.float64).reshape(-1, 4)
     cx = windows[:, 0] + windows[:, 2] / 2
     cy = windows[:, 1] + windows[:, 3] / 2 + shift * windows[:, 3]
@@ -213,7 +219,22 @@ def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,
 def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
                  scanner: LevelScanner | None = None) -> Detections:
     """Faces in a uint8 grey image. A ``scanner`` passed in must keep the windows above
-    ``params.scan_threshold``."""
+    ``params.scan_threshold``.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> from facedetect.detector.model import HaarDetectorModel
+    >>> from facedetect.images import to_grey
+    >>> from PIL import Image
+    >>> import importlib.resources
+    >>> model = HaarDetectorModel.load(
+    ...     importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
+    ...                      params_for(model))
+    >>> len(found.boxes), [int(v) for v in found.boxes[0]]
+    (1, [156, 57, 136, 136])
+    """
     params = params or DetectionParams()
     params.validate()
     start = time.perf_counter()

@@ -56,7 +56,13 @@ def read_annotations(path) -> dict[str, np.ndarray]:
 
 
 def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Intersection over union of every box of ``a`` with every box of ``b`` (x, y, w, h)."""
+    """Intersection over union of every box of ``a`` with every box of ``b`` (x, y, w, h).
+
+    Examples
+    --------
+    >>> iou_matrix([[0, 0, 10, 10]], [[0, 0, 10, 10], [5, 0, 10, 10], [20, 20, 5, 5]])
+    array([[1.        , 0.33333333, 0.        ]])
+    """
     a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
     b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
     left = np.maximum(a[:, None, 0], b[None, :, 0])

@@ -89,6 +89,14 @@ def group_rectangles(rects, scores, min_neighbors: int = 3, eps: float = 0.2):
     Returns ``(boxes, scores, counts)``: the averaged integer rectangles, the best member
     score and the number of members of each group. With ``min_neighbors <= 0`` the input
     comes back ungrouped, as in OpenCV.
+
+    Examples
+    --------
+    >>> boxes, best, counts = group_rectangles(
+    ...     [[10, 10, 20, 20], [11, 10, 20, 20], [10, 11, 20, 20], [90, 90, 20, 20]],
+    ...     [1.0, 5.0, 2.0, 9.0], min_neighbors=2)
+    >>> boxes.tolist(), best.tolist(), counts.tolist()   # the lone window has no support
+    ([[10, 10, 20, 20]], [5.0], [3])
     """
     rects = np.asarray(rects, dtype=np.int64).reshape(-1, 4)
     scores = np.asarray(scores, dtype=np.float64)

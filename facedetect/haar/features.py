@@ -147,6 +147,13 @@ def haar_feature_pool(width: int = 19, height: int = 19,
         Window size.
     feature_types : str or sequence of str, optional
         A subset of ``FEATURE_TYPES``; all five by default.
+
+    Examples
+    --------
+    >>> len(haar_feature_pool(19, 19))
+    63960
+    >>> len(haar_feature_pool(4, 4, "type-2-x"))   # two rectangles side by side
+    40
     """
     if feature_types is None:
         feature_types = FEATURE_TYPES

@@ -25,6 +25,15 @@ def integral_image(images: np.ndarray, dtype=np.int64) -> np.ndarray:
     -------
     ii : (H+1, W+1) or (N, H+1, W+1) array
         ``ii[..., r, c]`` is the sum of ``images[..., :r, :c]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ii = integral_image(np.arange(6).reshape(2, 3))
+    >>> ii.tolist()
+    [[0, 0, 0, 0], [0, 0, 1, 3], [0, 3, 8, 15]]
+    >>> int(ii[2, 3] - ii[0, 3] - ii[2, 1] + ii[0, 1])   # the sum of columns 1..2
+    12
     """
     images = np.asarray(images)
     if images.ndim not in (2, 3):

@@ -96,6 +96,16 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
     X : (N, n_features) float32 array
         A transposed view of the feature-major ``(n_features, N)`` buffer, so that each
         feature's column is contiguous, which is what the stump search streams over.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from facedetect.haar import haar_feature_pool
+    >>> windows = np.zeros((3, 19, 19), np.uint8)
+    >>> windows[:, :, 10:] = 200                      # bright right half
+    >>> X = feature_matrix(windows, haar_feature_pool(19, 19, "type-2-x"), progress=False)
+    >>> X.shape, bool(X.std() > 0)
+    ((3, 17100), True)
     """
     windows = _check_windows(windows, pool)
     n_windows = len(windows)
