@@ -15,7 +15,7 @@ from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoostDB
 from facedetect.training.evaluation import evaluate
 from facedetect.interrupts import terminate_as_interrupt
-from facedetect.training.pipeline import TrainConfig, train_detector
+from facedetect.training.pipeline import RunOptions, TrainConfig, train_detector
 
 
 
@@ -74,7 +74,8 @@ def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, mo
     monkeypatch.setattr(AdaBoostDB, "_boost_once", interrupted)
     out = tmp_path / "resumed.json"
     with pytest.raises(FacedetectError, match="interrupted after 5 rounds"):
-        train_detector(config, data, out=out, checkpoint_every=2, progress=False)
+        train_detector(config, data, out=out, progress=False,
+                       options=RunOptions(checkpoint_every=2))
     assert (tmp_path / "resumed.json.checkpoint.json").exists() and not out.exists()
     monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
     resumed = train_detector(config, data, out=out, resume=True, progress=False).model
@@ -428,7 +429,8 @@ def test_resume_with_fewer_rounds_saves_only_the_rounds_asked(small_cbcl, tmp_pa
     monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
     out = tmp_path / "m.json"
     with pytest.raises(FacedetectError, match="after 6 rounds"):
-        train_detector(TrainConfig((1, 10), 9), data, out=out, checkpoint_every=2,
+        train_detector(TrainConfig((1, 10), 9), data, out=out,
+                       options=RunOptions(checkpoint_every=2),
                        progress=False)
     monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
     resumed = train_detector(TrainConfig((1, 10), 4), data, out=out, resume=True,

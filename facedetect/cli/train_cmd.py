@@ -14,7 +14,7 @@ from ..training.bootstrap import NegativeSet
 from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
 from ..training.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
                                check_config, check_data, split_indices)
-from ..training.pipeline import check_run_options, train_detector
+from ..training.pipeline import RunOptions, check_run_options, train_detector
 from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main, writable_folder)
@@ -175,10 +175,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:   # created only now that the settings and the data are known good
         writable_folder(DEFAULT_MODEL_DIR, "--out")
     with exclusive_output(out):
-        result = train_detector(config, data, out=out, checkpoint_every=args.checkpoint_every,
-                                resume=args.resume, progress=not quiet, log=log,
-                                negatives=negatives, memory=memory,
-                                false_alarm_target=args.false_alarms, warn=warn)
+        options = RunOptions(checkpoint_every=args.checkpoint_every, memory=memory,
+                             false_alarm_target=args.false_alarms, log=log, warn=warn)
+        result = train_detector(config, data, out=out, negatives=negatives,
+                                resume=args.resume, progress=not quiet, options=options)
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,

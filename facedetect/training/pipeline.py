@@ -86,6 +86,30 @@ class _Run:
                                "run again with --resume to finish")
 
 
+@dataclass
+class RunOptions:
+    """How a training run reports and saves, as opposed to what it learns (``TrainConfig``).
+
+    ``checkpoint`` defaults to ``<out>.checkpoint.json``; it is written every
+    ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
+    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
+    storage; compact features beyond it spill to a temporary file. The image operating
+    point allows ``false_alarm_target`` false alarms per megapixel on the held-out negative
+    pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr).
+    """
+
+    checkpoint: Path | None = None
+    checkpoint_every: int = 10
+    memory: int | None = None
+    false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX
+    log: object = print
+    warn: object = None
+
+    def check(self) -> None:
+        """Refuse options a run cannot honour, naming the parameter."""
+        check_run_options(self.checkpoint_every, self.false_alarm_target)
+
+
 def check_run_options(checkpoint_every: int, false_alarm_target: float) -> None:
     """Refuse run options :func:`train_detector` cannot honour, naming the parameter."""
     if not (isinstance(checkpoint_every, int) and checkpoint_every >= 1):
@@ -95,30 +119,24 @@ def check_run_options(checkpoint_every: int, false_alarm_target: float) -> None:
                               f"{false_alarm_target!r}")
 
 
-def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
-                   checkpoint_every: int = 10, resume: bool = False, progress: bool = True,
-                   log=print, negatives=None, memory: int | None = None,
-                   false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX,
-                   warn=None) -> TrainResult:
+def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
+                   resume: bool = False, progress: bool = True,
+                   options: RunOptions | None = None) -> TrainResult:
     """Train a detector on CBCL windows and save it to ``out``.
 
-    ``checkpoint`` (default ``<out>.checkpoint.json``) is written every
-    ``checkpoint_every`` rounds, while mining, and when the run is interrupted (Ctrl-C or
-    SIGTERM) at any stage; with ``resume`` the run continues from it and yields the model
-    an uninterrupted run would.
+    With ``resume`` the run continues from its checkpoint (:class:`RunOptions`) and yields
+    the model an uninterrupted run would.
 
     With ``config.bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each
     training, up to ``bootstrap_limit`` windows it accepts on the ``negatives`` (a
     :class:`.bootstrap.NegativeSet`, or a list of grey pictures) join the training
     negatives. The held-out pictures of a NegativeSet then choose the image operating
-    point (:mod:`.image_point`) at ``false_alarm_target`` per megapixel.
-
-    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
-    storage; compact features beyond it spill to a temporary file.
+    point (:mod:`.image_point`).
     """
+    options = options or RunOptions()
     start = time.perf_counter()
     check_config(config)
-    check_run_options(checkpoint_every, false_alarm_target)
+    options.check()
     cbcl = data if data is not None else load_cbcl()
     check_data(cbcl)
     if isinstance(negatives, list):
@@ -130,12 +148,13 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
     if negatives is not None and config.bootstrap_rounds:
         run_config["negatives_sha256"] = negatives.fingerprint
+    checkpoint = options.checkpoint
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
-    run = _Run(config, run_config, haar_feature_pool(19, 19), checkpoint, checkpoint_every,
-               progress, log,
-               memory if memory is not None else memory_bytes(DEFAULT_MEMORY_GB), negatives,
-               warn or (lambda line: print(line, file=sys.stderr)))
+    memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
+    run = _Run(config, run_config, haar_feature_pool(19, 19), checkpoint,
+               options.checkpoint_every, progress, options.log, memory, negatives,
+               options.warn or (lambda line: print(line, file=sys.stderr)))
     state = load_checkpoint(checkpoint, run_config) if resume else RunState()
     if state.boosting is not None and len(state.boosting.alphas) > config.rounds:
         state.boosting = _first_rounds(state.boosting, config.rounds)
@@ -145,7 +164,7 @@ def train_detector(config: TrainConfig, data=None, *, out=None, checkpoint=None,
     model = _assemble(run, estimator, state, y, cbcl, train, held, calibration, base)
     if negatives is not None and negatives.held_out and config.bootstrap_rounds:
         model = _with_image_point(run, model, state, cbcl.images[held[cbcl.labels[held] == 1]],
-                                  false_alarm_target)
+                                  options.false_alarm_target)
     seconds = time.perf_counter() - start
     model.document["training"]["seconds"] = round(seconds, 2)
     if out is not None:
