@@ -93,7 +93,7 @@ def lower_envelope(fn_rates, fp_rates, pcf=None):
     pcf = np.linspace(0.0, 1.0, 1001) if pcf is None else np.asarray(pcf)
     fn_rates = np.asarray(fn_rates, dtype=np.float64)[:, None]
     fp_rates = np.asarray(fp_rates, dtype=np.float64)[:, None]
-    return pcf, (fn_rates * pcf + fp_rates * (1 - pcf)).min(axis=0)
+    return pcf, normalized_expected_cost(fn_rates, fp_rates, pcf).min(axis=0)
 
 
 def envelope_area_between(first, second, pcf=None) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import BayesOptimalClassifier
-from ..metrics import envelope_area_between, probability_cost
+from ..metrics import envelope_area_between, normalized_expected_cost, probability_cost
 from .tables import RATES, Table, cost_label, mean_final
 
 FAMILIES = ("db", "cs", "bayes")
@@ -18,7 +18,7 @@ def bayes_rates(costs, prior_positive: float = 0.5) -> list[np.ndarray]:
         fn, fp = BayesOptimalClassifier(cost, prior_positive).error_rates()
         pcf = probability_cost(prior_positive, cost)
         rows.append(np.array([fn, fp, prior_positive * fn + (1 - prior_positive) * fp,
-                              fn * pcf + fp * (1 - pcf)]))
+                              normalized_expected_cost(fn, fp, pcf)]))
     return rows
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..data import stratified_holdout, stratified_kfold
-from ..metrics import binary_rates, probability_cost
+from ..metrics import binary_rates, normalized_expected_cost, probability_cost
 from ..training import AdaBoostDB
 from ..training.algorithms import make_algorithm
 from ..training.operating_point import choose_operating_point
@@ -91,7 +91,8 @@ def staged_rates(model, X, y, cost, prior_positive: float, thresholds=None) -> n
     for t, score in enumerate(model.staged_decision_function(X)):
         rates = binary_rates(labels, score > (0.0 if thresholds is None else thresholds[t]))
         fn, fp = rates.false_negative_rate, rates.false_positive_rate
-        rows.append((fn, fp, rates.classification_error, fn * pcf + fp * (1 - pcf)))
+        rows.append((fn, fp, rates.classification_error,
+                     float(normalized_expected_cost(fn, fp, pcf))))
     return np.array(rows)
 
 

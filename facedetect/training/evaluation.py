@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FacedetectError
-from ..metrics import binary_rates, probability_cost, roc_points
+from ..metrics import binary_rates, normalized_expected_cost, probability_cost, roc_points
 
 
 def evaluation_indices(model, data, split: str = "heldout"):
@@ -83,6 +83,6 @@ def _rates(labels, scores, threshold, cost, point) -> dict:
     rates = binary_rates(labels, scores > threshold).as_dict(cost)
     if point:  # the expected cost at the prior the operating point was chosen for
         pcf = probability_cost(point["prior"], cost)
-        rates["nec_at_operating_prior"] = float(rates["false_negative_rate"] * pcf
-                                                + rates["false_positive_rate"] * (1 - pcf))
+        rates["nec_at_operating_prior"] = float(normalized_expected_cost(
+            rates["false_negative_rate"], rates["false_positive_rate"], pcf))
     return rates

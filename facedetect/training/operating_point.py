@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import FacedetectError
-from ..metrics import probability_cost
+from ..metrics import normalized_expected_cost, probability_cost
 from ..model_file import calibrated_probability  # noqa: F401  (part of this module's API)
 
 CALIBRATIONS = ("sigmoid", "isotonic")
@@ -112,7 +112,7 @@ def cut_costs(scores, positive, cost, prior):
     fp_rate = 1 - np.r_[0, neg_below] / (~positive).sum()
     pcf = probability_cost(prior, cost)
     edges = np.r_[-np.inf, sorted_scores[last_of_value], np.inf]
-    return edges, fn_rate * pcf + fp_rate * (1 - pcf)
+    return edges, normalized_expected_cost(fn_rate, fp_rate, pcf)
 
 
 def cost_optimal_threshold(scores, labels, cost, prior: float | None = None):
@@ -299,8 +299,8 @@ def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
         elif extreme is None and threshold >= scores.max():
             extreme = "reject-all"
         pcf = probability_cost(prior, cost)
-        nec = float(np.mean(scores[positive] <= threshold) * pcf
-                    + np.mean(scores[~positive] > threshold) * (1 - pcf))
+        nec = float(normalized_expected_cost(np.mean(scores[positive] <= threshold),
+                                             np.mean(scores[~positive] > threshold), pcf))
     else:
         raise FacedetectError(f"rule must be 'expected-cost' or 'probability', got {rule!r}")
     return OperatingPoint(threshold, tuple(float(c) for c in cost), prior, rule, source,

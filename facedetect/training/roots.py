@@ -116,12 +116,6 @@ def round_loss(alpha, e_pos, e_neg, p, q, cp, cn):
             + q * ((1.0 - e_neg) * math.exp(-cn * alpha) + e_neg * math.exp(cn * alpha)))
 
 
-@numba.njit(cache=True)
-def minimized_loss(e_pos, e_neg, p, q, a, b, cp, cn):
-    """L* = min over alpha of L: the Cost-Sensitive AdaBoost selection criterion."""
-    return round_loss(solve_alpha(e_pos, e_neg, a, b, cp, cn), e_pos, e_neg, p, q, cp, cn)
-
-
 def static_parameters(p: float, q: float, cp: float, cn: float) -> tuple[float, float]:
     """``(a, b)`` of the root condition for class masses ``p, q``."""
     total = cp * p + cn * q
