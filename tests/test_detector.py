@@ -11,8 +11,8 @@ from PIL import Image
 
 from facedetect.detector import detect as detect_module
 from facedetect.detector.detect import DetectionParams, detect_faces, scan_raw
-from facedetect.detector.evaluation import (ImageResult, evaluation_images, iou_matrix, match,
-                                           read_annotations, summarize)
+from facedetect.detector.image_evaluation import (ImageResult, evaluation_images, iou_matrix,
+                                                 match, read_annotations, summarize)
 from facedetect.detector.export import cascade_xml, opencv_rects, opencv_threshold
 from facedetect.detector.grouping import group_rectangles
 from facedetect.images import read_grey, to_grey
@@ -529,7 +529,7 @@ def test_bad_annotation_lines_are_refused_with_their_number(tmp_path, line):
 
 
 def test_duplicate_and_outside_boxes_are_refused(tmp_path):
-    from facedetect.detector.evaluation import scan_dataset
+    from facedetect.detector.image_evaluation import scan_dataset
     path = tmp_path / "boxes.txt"
     path.write_text("a.png 1 2 30 40\nb.png 1 1 9 9\na.png 1 2 30 40\n")
     with pytest.raises(FacedetectError, match="boxes.txt:3: the same box twice for a.png"):

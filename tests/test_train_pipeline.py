@@ -13,7 +13,7 @@ from facedetect.data import load_cbcl
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoostDB
-from facedetect.training.evaluation import evaluate
+from facedetect.training.heldout import evaluate
 from facedetect.interrupts import terminate_as_interrupt
 from facedetect.training.pipeline import RunOptions, TrainConfig, train_detector
 

@@ -13,8 +13,8 @@ from tqdm.auto import tqdm
 from ..atomic import atomic_write_text
 from ..detector import detect as detect_module
 from ..detector.detect import scanner_for
-from ..detector.evaluation import (evaluation_images, opencv_baseline, read_annotations,
-                                   scan_dataset, summarize)
+from ..detector.image_evaluation import (evaluation_images, opencv_baseline,
+                                         read_annotations, scan_dataset, summarize)
 from ..images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
