@@ -6,6 +6,7 @@ import pytest
 from facedetect.training.binned import (MAX_EDGES, BinnedFeatures, binned_candidate_errors,
                                         binned_root_search, quantile_bins)
 from facedetect.training.roots import solve_alpha, static_parameters
+from facedetect.training.algorithms import make_algorithm
 from facedetect.training.search import conditional_root_search
 from facedetect.training.stumps import presort
 
@@ -122,12 +123,10 @@ def test_alpha0_and_feature_offset_continue_a_search_over_blocks():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AdaBoostDB(15, (1, 4)),
-    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AdaBoostDB(
-        15, (3, 1), search="exhaustive"),
-    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AdaBoost(15),
-    lambda: __import__("facedetect.training.boosting", fromlist=["x"]).AsymmetricInitAdaBoost(
-        15, (1, 5)),
+    lambda: make_algorithm("db", 15, (1, 4)),
+    lambda: make_algorithm("dbn", 15, (3, 1)),
+    lambda: make_algorithm("adaboost", 15),
+    lambda: make_algorithm("asym-init", 15, (1, 5)),
 ])
 def test_boosting_on_bins_equals_boosting_on_the_values(make):
     # Few distinct values: the bins are the values, so each round picks the same stump.
@@ -142,7 +141,7 @@ def test_boosting_on_bins_equals_boosting_on_the_values(make):
 
 
 def test_minimum_loss_selection_asks_for_exact_features():
-    from facedetect.training.boosting import CostSensitiveAdaBoost
+    from facedetect.training import CostSensitiveAdaBoost
     values, _, is_positive = _problem(0)
     with pytest.raises(ValueError, match="exact"):
         CostSensitiveAdaBoost(3, (1, 2)).fit_binned(BinnedFeatures.from_values(values),

@@ -1,12 +1,7 @@
 """Boosting: stump search, AdaBoostDB, Cost-Sensitive AdaBoost, AdaBoost, model files."""
 
-from .boosting import (
-    AdaBoost,
-    AdaBoostDB,
-    AsymmetricInitAdaBoost,
-    BoostedStumps,
-    CostSensitiveAdaBoost,
-)
+from .algorithms import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
+from .boosting import BoostedStumps
 
 __all__ = ["AdaBoost", "AdaBoostDB", "AsymmetricInitAdaBoost", "BoostedStumps",
            "CostSensitiveAdaBoost"]

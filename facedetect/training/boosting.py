@@ -1,4 +1,5 @@
-"""The boosting estimators: one training loop, four algorithms.
+"""The one training loop of the boosting estimators (the algorithms on it are in
+:mod:`.algorithms`).
 
 All four share :class:`BoostedStumps`: the per-class weight bookkeeping of the paper's
 Algorithm 2 (normalised sub-distributions ``Dp``, ``Dn`` and accumulators ``Ap``, ``An``,
@@ -24,67 +25,15 @@ import math
 import time
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._inputs import _all_finite, _check_sample_weight, check_labels, feature_major
 from .roots import normalized_costs, round_loss, solve_alpha, static_parameters
 from .binned import BinnedFeatures
-from .rules import RULES, RoundState, min_loss_brute_force, select_binned
+from .rules import RULES, RoundState, select_binned
 from .stumps import presort, stump_predict, stump_threshold
-
-
-@numba.njit(parallel=True, cache=True)
-def _all_finite(values_t):
-    bad = 0
-    for f in numba.prange(values_t.shape[0]):
-        row = values_t[f]
-        for j in range(row.size):
-            if not math.isfinite(row[j]):
-                bad += 1
-                break
-    return bad == 0
-
-
-def feature_major(X) -> np.ndarray:
-    """The ``(n_features, n_samples)`` view that the search streams over, copying only if needed."""
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D feature matrix, got shape {X.shape}")
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    values_t = X.T
-    return values_t if values_t.flags.c_contiguous else np.ascontiguousarray(values_t)
-
-
-def check_labels(y, n_samples: int):
-    """``(is_positive, classes)``: labels {0,1}, {-1,+1}, booleans, strings; the larger
-    (in sorted order) is positive."""
-    y = np.asarray(y)
-    if y.ndim != 1 or len(y) != n_samples:
-        raise ValueError(f"y must be 1-D with {n_samples} labels, got shape {y.shape}")
-    check_classification_targets(y)
-    classes = np.unique(y)
-    if len(classes) > 2:
-        raise ValueError(f"Only binary classification is supported. The type of the target "
-                         f"is {type_of_target(y)}: {len(classes)} classes")
-    if len(classes) != 2:
-        raise ValueError(f"training needs exactly two classes, got 1 class: "
-                         f"{classes.tolist()}")
-    return y == classes[1], classes
-
-
-def _check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
-    """Finite non-negative float64 weights, ones when None."""
-    if sample_weight is None:
-        return np.ones(n_samples)
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    if weights.shape != (n_samples,) or not np.isfinite(weights).all() or (weights < 0).any():
-        raise ValueError(f"sample_weight must be {n_samples} finite non-negative numbers, "
-                         f"got shape {weights.shape}")
-    return weights
 
 
 @dataclass
@@ -398,109 +347,3 @@ class BoostedStumps(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Labels in the encoding of ``y`` (``classes_[1]`` where the decision is > 0)."""
         return np.where(self.decision_function(X) > 0, self.classes_[1], self.classes_[0])
-
-
-class AdaBoostDB(BoostedStumps):
-    """Double-Base Asymmetric AdaBoost (the paper's Algorithm 2, corrected).
-
-    Parameters
-    ----------
-    n_rounds, cost, random_state
-        See :class:`BoostedStumps`.
-    search : {"conditional", "exhaustive"}
-        ``conditional`` (DB) solves a root only for candidates that pass the improvement
-        test; ``exhaustive`` (DBN) solves every candidate's root. Same model.
-    selection : {"root", "loss"}
-        ``root`` (the paper's rule, default): the stump with the largest alpha.
-        ``loss``: the stump with the smallest minimised loss, Cost-Sensitive AdaBoost's
-        criterion; the two differ when ``Cp != Cn`` (see the math notes).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(400, 5))
-    >>> y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(int)
-    >>> model = AdaBoostDB(n_rounds=20, cost=(1, 5)).fit(X, y)
-    >>> int(model.features_[0])                       # the informative feature first
-    0
-    >>> missed = lambda m: np.mean(m.predict(X)[y == 1] == 0)
-    >>> bool(missed(AdaBoostDB(20, cost=(5, 1)).fit(X, y)) < missed(model))  # dearer misses
-    True
-    """
-
-    algorithm = "db"
-
-    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), search: str = "conditional",
-                 selection: str = "root", balance_classes: bool = True, random_state=None):
-        super().__init__(n_rounds, cost, balance_classes, random_state)
-        self.search = search
-        self.selection = selection
-
-
-class CostSensitiveAdaBoost(BoostedStumps):
-    """Cost-Sensitive AdaBoost (Masnadi-Shirazi & Vasconcelos 2011; the paper's Algorithm 1).
-
-    Every candidate's alpha is solved from the hyperbolic equation and the stump with the
-    smallest loss is kept.
-
-    Parameters
-    ----------
-    solver : {"vectorized", "scalar", "scipy"}
-        ``scalar``: Brent's method (compiled zeroin) per candidate, as the paper ran it.
-        ``scipy``: the same through ``scipy.optimize.brentq`` (pure-Python per candidate;
-        slow, for small pools). ``vectorized``: all candidates of a chunk of features at
-        once with numpy.
-    """
-
-    algorithm = "cs"
-    selection = "loss"
-    search = "exhaustive"
-
-    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), solver: str = "vectorized",
-                 balance_classes: bool = True, random_state=None):
-        super().__init__(n_rounds, cost, balance_classes, random_state)
-        self.solver = solver
-
-    def _select(self, state: RoundState):
-        if state.binned is not None:
-            return select_binned(self.selection, self.search, state)
-        if self.solver not in ("vectorized", "scalar", "scipy"):
-            raise ValueError("solver must be 'vectorized', 'scalar' or 'scipy', "
-                             f"got {self.solver!r}")
-        return min_loss_brute_force(state, solver=self.solver)
-
-
-class AdaBoost(BoostedStumps):
-    """Discrete AdaBoost, the symmetric baseline: the stump of least weighted error,
-    ``alpha = 1/2 log((1 - e) / e)``. Starts from class-balanced weights like the others."""
-
-    algorithm = "adaboost"
-    cost = (1.0, 1.0)  # a class attribute, not a parameter: AdaBoost has no costs
-
-    def __init__(self, n_rounds: int = 200, balance_classes: bool = True, random_state=None):
-        self.n_rounds = n_rounds
-        self.balance_classes = balance_classes
-        self.random_state = random_state
-
-    def _update_costs(self):
-        return 1.0, 1.0
-
-    def _alpha(self, choice, state: RoundState) -> float:
-        error = state.p * choice["e_pos"] + state.q * choice["e_neg"]
-        return 0.5 * math.log((1.0 - error) / error)
-
-
-class AsymmetricInitAdaBoost(AdaBoost):
-    """AdaBoost whose initial class masses are proportional to the costs
-    (Landesa-Vázquez & Alba-Castro 2012): ``Wp : Wn = Cp : Cn``."""
-
-    algorithm = "asym-init"
-
-    def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), balance_classes: bool = True,
-                 random_state=None):
-        BoostedStumps.__init__(self, n_rounds, cost, balance_classes, random_state)
-
-    def _initial_class_masses(self):
-        cp, cn = normalized_costs(self.cost)
-        return cp / (cp + cn), cn / (cp + cn)

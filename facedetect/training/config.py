@@ -12,8 +12,7 @@ import numpy as np
 
 from ..data import balanced_subset, stratified_holdout
 from ..errors import FacedetectError
-from .algorithms import ALGORITHMS, make_algorithm
-from .boosting import AdaBoostDB
+from .algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
 from .operating_point import CALIBRATIONS, check_prior
 
 ALGORITHM_CHOICES = tuple(ALGORITHMS)

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..model_file import FORMAT, VERSION, digest, load_document, reseal, save_document
 from .algorithms import FILE_CLASSES as ALGORITHMS
-from .boosting import AdaBoost, AdaBoostDB, BoostedStumps
+from .algorithms import AdaBoost, AdaBoostDB
+from .boosting import BoostedStumps
 
 __all__ = ["FORMAT", "VERSION", "ALGORITHMS", "load_document", "reseal", "save_document",
            "model_document", "save_model", "estimator_from_document", "load_model"]
