@@ -8,6 +8,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import FacedetectError
+from .files import check_regular_file
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".ppm",
                   ".pbm", ".webp")
@@ -95,11 +96,8 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
     is decoded (None: no limit).
     """
     path = Path(path)
-    if path.exists() and not path.is_file() and not path.is_dir():
-        # A pipe or a device would block or never end.
-        raise FacedetectError(f"{path}: not a regular file")
     try:
-        with Image.open(path) as image:
+        with Image.open(check_regular_file(path)) as image:
             width, height = image.size
             if max_pixels is not None and width * height > max_pixels:
                 raise FacedetectError(

@@ -15,10 +15,11 @@ import math
 import numpy as np
 
 from .errors import FacedetectError
+from .files import read_bounded
 from .model_schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest, fail
 
 __all__ = ["ALGORITHM_NAMES", "FORMAT", "VERSION", "MAX_MODEL_BYTES", "calibrated_probability",
-           "check_document", "digest", "fail", "load_document", "parse_json", "read_bounded",
+           "check_document", "digest", "fail", "load_document", "parse_json",
            "reseal", "save_document"]
 
 MAX_MODEL_BYTES = 64 * 2 ** 20   # 300 stumps take 0.1 MB; a 100,000-stump model about 20 MB
@@ -75,22 +76,6 @@ def parse_json(text: str, path, what: str = "model file") -> object:
                               f"at line {error.lineno})") from None
     except RecursionError:
         raise FacedetectError(f"{path}: invalid {what}: nested too deeply") from None
-
-
-def read_bounded(path, limit: int, what: str) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes. Devices, pipes and folders
-    are refused (``/dev/zero`` reports size 0 and never ends)."""
-    from pathlib import Path
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a folder", str(path))
-    if path.exists() and not path.is_file():
-        raise FacedetectError(f"{path}: not a regular file")
-    with open(path, "rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise FacedetectError(f"{path}: more than the {limit:,} bytes {what} may have")
-    return data
 
 
 def calibrated_probability(calibration: dict, scores) -> np.ndarray:

@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "facedetect"
 # Lowest first. A module may import its own layer's modules and any lower layer's.
 LAYERS = [
-    {"errors", "atomic", "interrupts", "sysinfo", "metrics", "plots", "model_schema",
+    {"errors", "atomic", "files", "interrupts", "sysinfo", "metrics", "plots", "model_schema",
      "model_file", "images",
      "__init__"},
     {"haar"},

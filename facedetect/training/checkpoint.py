@@ -20,13 +20,15 @@ import numpy as np
 
 from ..atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
+from ..files import read_bounded
 from ..model_file import digest, parse_json
 from .boosting import TrainingState
 from .bootstrap import MiningState
 
 FORMAT = "facedetect-checkpoint"
 VERSION = 3   # 3: the JSON carries its own SHA-256
-MAX_CHECKPOINT_BYTES = 2 ** 30
+MAX_CHECKPOINT_BYTES = 2 ** 30   # the JSON: weights of up to ~50 million windows
+MAX_WINDOWS_BYTES = 2 ** 33      # mined windows: 20 rounds x 10^6 windows of 19x19 bytes
 
 
 @dataclass
@@ -79,10 +81,9 @@ def load_checkpoint(path, config: dict) -> RunState:
     """The saved run, after checking it belongs to a run with this ``config``."""
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_CHECKPOINT_BYTES:
-            raise FacedetectError(f"{path}: larger than any checkpoint of this program")
-        document = parse_json(path.read_text(encoding="utf-8"), path, "checkpoint")
-        payload = _windows_path(path).read_bytes()
+        document = parse_json(read_bounded(path, MAX_CHECKPOINT_BYTES, "a checkpoint")
+                              .decode("utf-8"), path, "checkpoint")
+        payload = read_bounded(_windows_path(path), MAX_WINDOWS_BYTES, "a checkpoint's windows")
     except FileNotFoundError as error:
         raise FacedetectError(f"{error.filename}: no checkpoint to resume from") from None
     except (OSError, UnicodeDecodeError) as error:
