@@ -14,7 +14,7 @@ from ..training.bootstrap import NegativeSet
 from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
 from ..training.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
                                check_config, check_data, split_indices)
-from ..training.pipeline import RunOptions, check_run_options, train_detector
+from ..training.pipeline import RunOptions, train_detector
 from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main, writable_folder)
@@ -39,86 +39,86 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
     """The data, the split and the boosting algorithm."""
     group = parser.add_argument_group("learner and data")
     group.add_argument("--cost", type=parse_cost, default=(1.0, 1.0), metavar="CP,CN",
-                        help="cost of a missed face, then of a false alarm (default 1,1)")
+                       help="cost of a missed face, then of a false alarm (default 1,1)")
     group.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
-                        help=f"boosting rounds (default {DEFAULT_ROUNDS})")
+                       help=f"boosting rounds (default {DEFAULT_ROUNDS})")
     group.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="db",
-                        help="db (AdaBoostDB, default), dbn (no conditional search), "
-                             "cs (Cost-Sensitive AdaBoost), adaboost, asym-init")
+                       help="db (AdaBoostDB, default), dbn (no conditional search), "
+                            "cs (Cost-Sensitive AdaBoost), adaboost, asym-init")
     group.add_argument("--selection", choices=("root", "loss"), default="root",
-                        help="db/dbn: largest root (paper, default) or smallest loss")
+                       help="db/dbn: largest root (paper, default) or smallest loss")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz")
     group.add_argument("--holdout", type=float, default=0.25,
-                        help="stratified held-out fraction (default 0.25; 0 trains on all)")
+                       help="stratified held-out fraction (default 0.25; 0 trains on all)")
     group.add_argument("--balanced", action="store_true",
-                        help="use the class-balanced subset (the paper's CBCL experiment)")
+                       help="use the class-balanced subset (the paper's CBCL experiment)")
     group.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0,
-                        help="split seed, 0..2^32-1 (default 0)")
+                       help="split seed, 0..2^32-1 (default 0)")
 
 
 def _face_options(parser: argparse.ArgumentParser) -> None:
     """Extra training faces: mirrored and jittered copies."""
     group = parser.add_argument_group("training faces")
     group.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
-                        help="also train on every training face flipped left to right "
-                             "(default: on)")
+                       help="also train on every training face flipped left to right "
+                            "(default: on)")
     group.add_argument("--jitter", type=bounded_int(0, 100), default=DEFAULT_JITTER,
-                        metavar="N",
-                        help="also train on N slightly turned, scaled and shifted copies of "
-                             f"every training face, 0..100 (default {DEFAULT_JITTER})")
+                       metavar="N",
+                       help="also train on N slightly turned, scaled and shifted copies of "
+                            f"every training face, 0..100 (default {DEFAULT_JITTER})")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:
     """How the window operating point is chosen."""
     group = parser.add_argument_group("window operating point")
     group.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
-                        help="fraction of the training part kept from boosting to choose the "
-                             "cost-aware operating point (default 0.2; 0 keeps the raw "
-                             "threshold 0)")
+                       help="fraction of the training part kept from boosting to choose the "
+                            "cost-aware operating point (default 0.2; 0 keeps the raw "
+                            "threshold 0)")
     group.add_argument("--prior", type=probability, metavar="P",
-                        help="deployment probability of a face, in (0, 1), for the operating "
-                             "point (default: the training data's)")
+                       help="deployment probability of a face, in (0, 1), for the operating "
+                            "point (default: the training data's)")
     group.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
-                        help="calibration map fitted on the calibration split, stored for "
-                             "predict_proba: sigmoid (Platt, default) or isotonic")
+                       help="calibration map fitted on the calibration split, stored for "
+                            "predict_proba: sigmoid (Platt, default) or isotonic")
     group.add_argument("--threshold-rule", choices=("calibrated", "empirical"),
-                        default="calibrated",
-                        help="calibrated (default): where the calibrated probability crosses "
-                             "the Bayes cut Cn/(Cp+Cn); empirical: the least expected cost "
-                             "counted on the calibration windows")
+                       default="calibrated",
+                       help="calibrated (default): where the calibrated probability crosses "
+                            "the Bayes cut Cn/(Cp+Cn); empirical: the least expected cost "
+                            "counted on the calibration windows")
     group.add_argument("--calibrated", action="store_const", const="calibrated",
-                        dest="threshold_rule",
-                        help="the same as --threshold-rule calibrated (the default); with "
-                             "--algorithm adaboost this is calibrated AdaMEC")
+                       dest="threshold_rule",
+                       help="the same as --threshold-rule calibrated (the default); with "
+                            "--algorithm adaboost this is calibrated AdaMEC")
 
 
 def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
     """Hard-negative mining and the image operating point."""
     group = parser.add_argument_group("hard negatives and image operating point")
     group.add_argument("--negatives", metavar="DIR",
-                        help="face-free pictures for hard-negative bootstrapping (default: "
-                             "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
-                             "else scikit-image's 16 pictures, with a warning)")
+                       help="face-free pictures for hard-negative bootstrapping (default: "
+                            "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
+                            "else scikit-image's 16 pictures, with a warning)")
     group.add_argument("--bootstrap-rounds", type=bounded_int(0, 20),
-                        default=DEFAULT_BOOTSTRAP_ROUNDS, metavar="K",
-                        help="retrain K times, adding the false positives mined on the "
-                             f"negatives (default {DEFAULT_BOOTSTRAP_ROUNDS})")
+                       default=DEFAULT_BOOTSTRAP_ROUNDS, metavar="K",
+                       help="retrain K times, adding the false positives mined on the "
+                            f"negatives (default {DEFAULT_BOOTSTRAP_ROUNDS})")
     group.add_argument("--no-bootstrap", action="store_const", const=0,
-                        dest="bootstrap_rounds",
-                        help="no hard-negative bootstrapping: the plain window classifier "
-                             "of the paper's experiment")
+                       dest="bootstrap_rounds",
+                       help="no hard-negative bootstrapping: the plain window classifier "
+                            "of the paper's experiment")
     group.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
-                        default=DEFAULT_BOOTSTRAP_LIMIT, metavar="N",
-                        help="hard negatives mined per bootstrap round at most (default "
-                             f"{DEFAULT_BOOTSTRAP_LIMIT})")
+                       default=DEFAULT_BOOTSTRAP_LIMIT, metavar="N",
+                       help="hard negatives mined per bootstrap round at most (default "
+                            f"{DEFAULT_BOOTSTRAP_LIMIT})")
     group.add_argument("--bootstrap-threshold", type=finite_float, default=0.0, metavar="T",
-                        help="harvest the windows scoring above T (default 0, the windows "
-                             "the model accepts; below 0 near misses join them)")
+                       help="harvest the windows scoring above T (default 0, the windows "
+                            "the model accepts; below 0 near misses join them)")
     group.add_argument("--false-alarms", type=finite_float,
-                        default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
-                        help="image operating point: the false alarms per megapixel allowed "
-                             "on the held-out negative pictures (default "
-                             f"{TARGET_FALSE_ALARMS_PER_MPX:g})")
+                       default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
+                       help="image operating point: the false alarms per megapixel allowed "
+                            "on the held-out negative pictures (default "
+                            f"{TARGET_FALSE_ALARMS_PER_MPX:g})")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -126,17 +126,17 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("run")
     group.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
     group.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
-                        help="write a checkpoint every N rounds (default 10)")
+                       help="write a checkpoint every N rounds (default 10)")
     group.add_argument("--resume", action="store_true",
-                        help="continue an interrupted run from its checkpoint")
+                       help="continue an interrupted run from its checkpoint")
     group.add_argument("--exact", action="store_true",
-                        help="the paper's exact stump search on float32 features (6 bytes "
-                             "per window and feature) instead of compact uint8 bins")
+                       help="the paper's exact stump search on float32 features (6 bytes "
+                            "per window and feature) instead of compact uint8 bins")
     group.add_argument("--memory", type=finite_float, default=DEFAULT_MEMORY_GB,
-                        metavar="GIB",
-                        help="memory for the training features in GiB (default "
-                             f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
-                             "a temporary file")
+                       metavar="GIB",
+                       help="memory for the training features in GiB (default "
+                            f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
+                            "a temporary file")
     group.add_argument("--quiet", action="store_true", help="no progress output")
     group.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -150,8 +150,19 @@ def _out_path(args) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_run_options(args.checkpoint_every, args.false_alarms)
-    memory = memory_bytes(args.memory)
+    quiet = args.quiet or args.json
+
+    def log(*parts, **kwargs):
+        if not quiet:
+            print(*parts, file=sys.stderr, **kwargs)
+
+    def warn(line):
+        print(f"{getattr(args, 'prog', 'train-detector')}: {line}", file=sys.stderr)
+
+    options = RunOptions(checkpoint_every=args.checkpoint_every,
+                         memory=memory_bytes(args.memory), false_alarm_target=args.false_alarms,
+                         log=log, warn=warn)
+    options.check()
     out = _out_path(args)
     config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,
                          args.holdout, args.balanced, args.seed, args.mirror, args.jitter,
@@ -162,12 +173,7 @@ def run(args: argparse.Namespace) -> int:
     data = load_cbcl(args.data)
     check_data(data)                     # bad data and a bad split are refused first
     calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
-    quiet = args.quiet or args.json
-    log = (lambda *a, **k: None) if quiet else \
-        (lambda *a, **k: print(*a, file=sys.stderr, **k))
     negatives = None
-    def warn(line):
-        print(f"{getattr(args, 'prog', 'train-detector')}: {line}", file=sys.stderr)
     if args.bootstrap_rounds:
         negatives = NegativeSet.find(args.negatives, warn=warn)
     elif args.negatives:
@@ -175,8 +181,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:   # created only now that the settings and the data are known good
         writable_folder(DEFAULT_MODEL_DIR, "--out")
     with exclusive_output(out):
-        options = RunOptions(checkpoint_every=args.checkpoint_every, memory=memory,
-                             false_alarm_target=args.false_alarms, log=log, warn=warn)
         result = train_detector(config, data, out=out, negatives=negatives,
                                 resume=args.resume, progress=not quiet, options=options)
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,

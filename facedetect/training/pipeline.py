@@ -107,16 +107,12 @@ class RunOptions:
 
     def check(self) -> None:
         """Refuse options a run cannot honour, naming the parameter."""
-        check_run_options(self.checkpoint_every, self.false_alarm_target)
-
-
-def check_run_options(checkpoint_every: int, false_alarm_target: float) -> None:
-    """Refuse run options :func:`train_detector` cannot honour, naming the parameter."""
-    if not (isinstance(checkpoint_every, int) and checkpoint_every >= 1):
-        raise FacedetectError(f"checkpoint_every must be at least 1, got {checkpoint_every!r}")
-    if not 0 < false_alarm_target < float("inf"):
-        raise FacedetectError("false_alarm_target must be a positive rate per megapixel, got "
-                              f"{false_alarm_target!r}")
+        if not (isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1):
+            raise FacedetectError("checkpoint_every must be at least 1, got "
+                                  f"{self.checkpoint_every!r}")
+        if not 0 < self.false_alarm_target < float("inf"):
+            raise FacedetectError("false_alarm_target must be a positive rate per megapixel, "
+                                  f"got {self.false_alarm_target!r}")
 
 
 def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
