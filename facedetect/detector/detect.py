@@ -190,13 +190,16 @@ def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionP
     return np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
 
 
-def scanner_for(model, params: DetectionParams, pruning: bool = True) -> LevelScanner:
+def scanner_for(model, params: DetectionParams, pruning: bool = True,
+                parallel_min_windows: int | None = None) -> LevelScanner:
     """The scanner ``params`` asks for: it keeps every window above the scan threshold.
     A refined scan looks closer around coarse windows within ``REFINE_MARGIN`` of the
     threshold, as without a neighbour margin (or down to the scan threshold if that is
-    lower); support windows further down are kept where that finds them."""
+    lower); support windows further down are kept where that finds them.
+    ``parallel_min_windows``: see :class:`.LevelScanner`."""
     coarse = min(params.threshold - REFINE_MARGIN, params.scan_threshold)
-    return LevelScanner(model, params.scan_threshold, pruning=pruning, coarse_threshold=coarse)
+    return LevelScanner(model, params.scan_threshold, pruning=pruning, coarse_threshold=coarse,
+                        parallel_min_windows=parallel_min_windows)
 
 
 def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,

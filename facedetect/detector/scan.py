@@ -102,8 +102,13 @@ class LevelScanner:
     """Scans levels of an image pyramid with one model."""
 
     def __init__(self, model, threshold: float = 0.0, early_rejection: bool = True,
-                 pruning: bool = True, coarse_threshold: float | None = None):
+                 pruning: bool = True, coarse_threshold: float | None = None,
+                 parallel_min_windows: int | None = None):
         self.model = model
+        # Calls of fewer windows run on the calling thread (default PARALLEL_MIN_WINDOWS);
+        # 0 for a batch job that has the machine to itself, as training's scans do.
+        self.parallel_min_windows = (PARALLEL_MIN_WINDOWS if parallel_min_windows is None
+                                     else parallel_min_windows)
         self.threshold = float(threshold)
         self.arrays = stump_arrays(model)
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
@@ -157,7 +162,8 @@ class LevelScanner:
 
     def _scan_grid(self, ii, sq, stride, rows, cols, step, reject_at, threshold):
         scores = np.empty((rows, cols))
-        kernel = _scan_rows if rows * cols >= PARALLEL_MIN_WINDOWS else _scan_rows_serial
+        kernel = (_scan_rows if rows * cols >= self.parallel_min_windows
+                  else _scan_rows_serial)
         kernel(ii, sq, stride, rows, cols, step, *self.window, *self._stump_args(stride),
                    reject_at, threshold, self.model.normalize, scores)
         return scores
@@ -187,7 +193,7 @@ class LevelScanner:
         fine = np.unique((ys - first)[inside] * cols + xs[inside])
         fy, fx = fine // cols, fine % cols
         fine_scores = np.empty(fine.size)
-        kernel = (_score_windows if fine.size >= PARALLEL_MIN_WINDOWS
+        kernel = (_score_windows if fine.size >= self.parallel_min_windows
                   else _score_windows_serial)
         kernel(ii, sq, fy * stride + fx, stride, win_w, win_h,
                        *self._stump_args(stride), self.reject_at, self.threshold,

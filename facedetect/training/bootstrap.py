@@ -128,7 +128,8 @@ def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.
     state = state if state is not None else MiningState()
     order = np.random.default_rng(seed).permutation(len(pictures))
     per_picture = max(1, limit // PICTURE_SHARE) if len(pictures) >= FEW_PICTURES else limit
-    scanner = LevelScanner(model, threshold)
+    # Training has the machine to itself: every scan call in parallel.
+    scanner = LevelScanner(model, threshold, parallel_min_windows=0)
     rng_seed = [seed, 0]
     bar = tqdm(total=limit, initial=min(state.count, limit), desc="mining", unit="window",
                disable=not progress, leave=False)

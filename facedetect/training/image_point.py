@@ -38,7 +38,7 @@ N_CANDIDATES = 80
 def scan_pictures(model, pictures, params: DetectionParams, progress: bool = False,
                   warn=None):
     """Raw windows (rects, scores) of each readable picture, and the megapixels scanned."""
-    scanner = scanner_for(model, params)
+    scanner = scanner_for(model, params, parallel_min_windows=0)   # as mining does
     raw, megapixels = [], 0.0
     for item in tqdm(pictures, desc="held-out negatives", unit="picture",
                      disable=not progress, leave=False):
