@@ -17,7 +17,7 @@ import time
 
 from tqdm.auto import tqdm
 
-from facedetect.data import stratified_kfold
+from facedetect.training.splits import stratified_kfold
 from facedetect.reproduce.paper_figures import PAPER_COSTS
 from facedetect.reproduce.cbcl_sweep import Fold, fold_results
 from facedetect.reproduce.cbcl_sweep_report import mean_table, summary

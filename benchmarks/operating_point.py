@@ -21,7 +21,8 @@ import time
 import numpy as np
 from scipy.stats import spearmanr
 
-from facedetect.data import load_cbcl, stratified_holdout, stratified_kfold
+from facedetect.data import load_cbcl
+from facedetect.training.splits import stratified_holdout, stratified_kfold
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.metrics import binary_rates
 from facedetect.reproduce.paper_figures import PAPER_COSTS

@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from facedetect.data import load_cbcl, stratified_holdout
+from facedetect.data import load_cbcl
+from facedetect.training.splits import stratified_holdout
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
 from facedetect.reproduce.experiment import RuleComparingDB

@@ -4,14 +4,12 @@ import pytest
 from facedetect.data import (
     BayesOptimalClassifier,
     UCI_SETS,
-    balanced_subset,
     load_uci,
     make_bayes,
     make_two_clouds,
     projection_features,
-    stratified_holdout,
-    stratified_kfold,
 )
+from facedetect.training.splits import balanced_subset, stratified_holdout, stratified_kfold
 
 LABELS = np.r_[np.ones(40, np.int8), np.zeros(60, np.int8)]
 

@@ -14,10 +14,10 @@ from facedetect.data.negatives import (find_negatives, fingerprint, is_held_out,
                                        negative_files, split_negatives)
 from facedetect.detector.detect import DetectionParams, detect_faces, params_for
 from facedetect.errors import DataNotFoundError, FacedetectError
-from facedetect.training.bootstrap import (MiningState, NegativeSet, hard_negatives)
-from facedetect.training.image_point import (choose_image_threshold, false_alarm_rates,
+from facedetect.pipeline.bootstrap import (MiningState, NegativeSet, hard_negatives)
+from facedetect.pipeline.image_point import (choose_image_threshold, false_alarm_rates,
                                              scan_pictures)
-from facedetect.training.pipeline import TrainConfig, train_detector
+from facedetect.pipeline.train import TrainConfig, train_detector
 
 
 def _write_pictures(folder, count, seed=0, size=(90, 120)):
@@ -127,7 +127,7 @@ def test_an_interrupted_bootstrap_resumes_to_the_identical_model(small_cbcl, tmp
     whole = train_detector(config, data, out=tmp_path / "whole.json", progress=False,
                            negatives=negatives).model
     assert len(whole.document["training"]["bootstrap"]["stages"]) == 2
-    import facedetect.training.bootstrap as bootstrap
+    import facedetect.pipeline.bootstrap as bootstrap
     original = bootstrap.positive_windows
     calls = {"n": 0}
 

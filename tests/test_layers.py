@@ -7,19 +7,21 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "facedetect"
-# Lowest first. A module may import its own layer's modules and any lower layer's.
+# Lowest first. A module may import its own package, any package of a lower layer, and
+# nothing beside it: packages that share a layer (training and detector) never import each
+# other, so the detector runs without the trainer and the trainer works on any matrix.
+BASE = {"errors", "atomic", "files", "interrupts", "sysinfo", "metrics", "plots", "model_schema",
+        "model_file", "images", "__init__"}
 LAYERS = [
-    {"errors", "atomic", "files", "interrupts", "sysinfo", "metrics", "plots", "model_schema",
-     "model_file", "images",
-     "__init__"},
-    {"haar"},
-    {"data"},
-    {"detector"},
-    {"training"},
-    {"reproduce"},
-    {"cli", "__main__"},
+    [BASE],
+    [{"haar"}],
+    [{"data"}, {"training"}, {"detector"}],
+    [{"pipeline"}],
+    [{"reproduce"}],
+    [{"cli", "__main__"}],
 ]
-RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
+RANK = {part: rank for rank, groups in enumerate(LAYERS) for parts in groups for part in parts}
+GROUP = {part: min(parts) for groups in LAYERS for parts in groups for part in parts}
 
 
 def _module_name(path: Path) -> str:
@@ -63,8 +65,18 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
+def _part(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
 def _layer(module: str) -> int:
-    return RANK[module.split(".")[1] if "." in module else "__init__"]
+    return RANK[_part(module)]
+
+
+def _forbidden(importer: str, imported: str) -> bool:
+    """Upward, or sideways into another package of the same layer."""
+    a, b = _part(importer), _part(imported)
+    return RANK[b] > RANK[a] or (RANK[b] == RANK[a] and GROUP[a] != GROUP[b])
 
 
 def test_every_part_of_the_package_has_a_layer():
@@ -75,7 +87,7 @@ def test_every_part_of_the_package_has_a_layer():
 
 def test_imports_go_downward_only():
     upward = sorted(f"{a} -> {b}" for a, targets in _graph().items() for b in targets
-                    if _layer(b) > _layer(a))
+                    if _forbidden(a, b))
     assert not upward, upward
 
 
@@ -110,4 +122,12 @@ def test_the_layer_check_catches_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "PACKAGE", fake)
     graph = _graph()
     assert graph["facedetect.detector.scan"] == {"facedetect.training.pipeline"}
-    assert _layer("facedetect.training.pipeline") > _layer("facedetect.detector.scan")
+    assert _forbidden("facedetect.detector.scan", "facedetect.training.pipeline")
+
+
+def test_the_layer_check_catches_a_sideways_import():
+    # Training and detection share a layer and may not lean on each other, either way.
+    assert _forbidden("facedetect.training.bootstrap", "facedetect.detector.scan")
+    assert _forbidden("facedetect.training.splits", "facedetect.data.cbcl")
+    assert not _forbidden("facedetect.pipeline.train", "facedetect.detector.scan")
+    assert not _forbidden("facedetect.model_file", "facedetect.errors")

@@ -8,7 +8,7 @@ from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.training.binned import BinnedFeatures, binned_root_search
 from facedetect.training import AdaBoostDB
 from facedetect.training.roots import static_parameters
-from facedetect.training.storage import (check_memory_setting, compact_features,
+from facedetect.pipeline.storage import (check_memory_setting, compact_features,
                                          minimum_memory)
 
 

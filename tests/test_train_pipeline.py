@@ -13,9 +13,9 @@ from facedetect.data import load_cbcl
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoostDB
-from facedetect.training.heldout import evaluate
+from facedetect.pipeline.heldout import evaluate
 from facedetect.interrupts import terminate_as_interrupt
-from facedetect.training.pipeline import RunOptions, TrainConfig, train_detector
+from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
 
 
 
@@ -166,7 +166,7 @@ def test_evaluate_bad_model_files_are_one_line(tmp_path, small_cbcl):
 
 
 def test_mirror_adds_each_training_face_flipped(small_cbcl):
-    from facedetect.training.pipeline import training_windows
+    from facedetect.pipeline.train import training_windows
     images = np.arange(3 * 19 * 19, dtype=np.uint8).reshape(3, 19, 19)
     labels = np.array([1, 0, 1])
     mirrored, mirrored_labels = training_windows(images, labels, mirror=True)
@@ -185,7 +185,7 @@ def test_mirror_adds_each_training_face_flipped(small_cbcl):
 
 
 def test_negative_pictures_are_scanned_in_all_eight_orientations():
-    from facedetect.training.bootstrap import dihedral_variants
+    from facedetect.pipeline.bootstrap import dihedral_variants
     image = np.arange(12, dtype=np.uint8).reshape(3, 4)
     variants = dihedral_variants(image)
     assert len({v.tobytes() + bytes(v.shape) for v in variants}) == 8
@@ -196,7 +196,7 @@ def test_negative_pictures_are_scanned_in_all_eight_orientations():
 def test_bootstrapping_adds_windows_the_model_accepts_and_retrains(small_cbcl):
     from skimage import data as skdata
 
-    from facedetect.training.bootstrap import hard_negatives
+    from facedetect.pipeline.bootstrap import hard_negatives
     data = load_cbcl(small_cbcl)
     picture = np.ascontiguousarray(skdata.brick()[:120, :120])
     plain = train_detector(TrainConfig((1, 1), 4), data, progress=False)
@@ -220,7 +220,7 @@ def test_negatives_without_bootstrapping_is_one_line(small_cbcl, tmp_path):
 
 
 def test_jitter_adds_seeded_variants_of_every_face_mirrored_ones_included():
-    from facedetect.training.pipeline import training_windows
+    from facedetect.pipeline.train import training_windows
     rng = np.random.default_rng(3)
     images = rng.integers(0, 256, (3, 19, 19), dtype=np.uint8)
     labels = np.array([1, 0, 1])
@@ -239,7 +239,7 @@ def test_jitter_adds_seeded_variants_of_every_face_mirrored_ones_included():
 def test_jittered_face_is_a_small_affine_change_of_its_source():
     import cv2
 
-    from facedetect.training import augment
+    from facedetect.pipeline import augment
     face = cv2.GaussianBlur(np.random.default_rng(0).integers(0, 256, (19, 19))
                             .astype(np.uint8), (0, 0), 2.0)
     variants = augment.jittered_faces(face[None], 20, seed=0)
@@ -263,7 +263,7 @@ def test_jittered_face_is_a_small_affine_change_of_its_source():
 def test_bootstrap_threshold_harvests_near_misses_too(small_cbcl):
     from skimage import data as skdata
 
-    from facedetect.training.bootstrap import hard_negatives
+    from facedetect.pipeline.bootstrap import hard_negatives
     data = load_cbcl(small_cbcl)
     picture = np.ascontiguousarray(skdata.brick()[:120, :120])
     plain = train_detector(TrainConfig((1, 1), 4), data, progress=False)
@@ -285,7 +285,7 @@ def test_operating_point_is_chosen_on_the_calibration_split(small_cbcl):
     """The threshold is the least-cost cut of the calibration windows' scores, which the
     model never trained on; the held-out windows stay out of it."""
     from facedetect.training.operating_point import cost_optimal_threshold
-    from facedetect.training.pipeline import calibration_indices, split_indices
+    from facedetect.pipeline.train import calibration_indices, split_indices
     data = load_cbcl(small_cbcl)
     config = TrainConfig((1, 10), 10, threshold_rule="empirical")
     model = train_detector(config, data, progress=False).model
@@ -314,7 +314,7 @@ def test_adamec_and_calibration_are_stored(small_cbcl, tmp_path):
     assert model.cost == (1.0, 4.0) and point["rule"] == "probability"
     assert point["calibration"]["method"] == "sigmoid" and point["prior"] == 0.2
     from facedetect.training.operating_point import fit_calibration, probability_threshold
-    from facedetect.training.pipeline import calibration_indices, split_indices
+    from facedetect.pipeline.train import calibration_indices, split_indices
     train, _ = split_indices(data.labels, config)
     _, calibration = calibration_indices(data.labels, train, config)
     scores = model.decision_function(data.images[calibration])
@@ -442,7 +442,7 @@ def test_resume_with_fewer_rounds_saves_only_the_rounds_asked(small_cbcl, tmp_pa
 
 
 def test_resume_past_the_first_stage_needs_the_same_rounds(tmp_path):
-    from facedetect.training.checkpoint import RunState, load_checkpoint, save_checkpoint
+    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
     save_checkpoint(path, RunState(stage=1), {"rounds": 5, "cost": [1, 10]})
     assert load_checkpoint(path, {"rounds": 5, "cost": [1, 10]}).stage == 1
@@ -460,7 +460,7 @@ def test_a_tampered_checkpoint_is_refused(tmp_path):
 
     from facedetect.model_file import reseal
     from facedetect.training.boosting import TrainingState
-    from facedetect.training.checkpoint import RunState, load_checkpoint, save_checkpoint
+    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
     config = {"rounds": 5, "cost": [1, 10]}
     state = TrainingState(np.full(4, 0.25), 0.0, 0.0, [(3, 0.5, 1)], [0.7], [{}], False)

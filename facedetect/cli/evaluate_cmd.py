@@ -7,7 +7,7 @@ import sys
 
 from ..data import load_cbcl
 from ..detector.model import HaarDetectorModel
-from ..training.heldout import evaluate
+from ..pipeline.heldout import evaluate
 from .common import (bounded_int, describe_operating_point, finite_float, print_json,
                      standalone_main)
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from ..atomic import exclusive_output
 from ..data import load_cbcl
 from ..errors import FacedetectError
-from ..training.bootstrap import NegativeSet
-from ..training.image_point import TARGET_FALSE_ALARMS_PER_MPX
-from ..training.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
+from ..pipeline.bootstrap import NegativeSet
+from ..pipeline.image_point import TARGET_FALSE_ALARMS_PER_MPX
+from ..pipeline.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
                                check_config, check_data, split_indices)
-from ..training.pipeline import RunOptions, train_detector
-from ..training.storage import DEFAULT_MEMORY_GB, memory_bytes
+from ..pipeline.train import RunOptions, train_detector
+from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main, writable_folder)
 

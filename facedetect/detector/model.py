@@ -74,7 +74,7 @@ class HaarDetectorModel:
     @property
     def detection(self) -> dict | None:
         """The image operating point chosen at training (scan threshold and grouping for
-        whole images, :mod:`facedetect.training.image_point`), or None."""
+        whole images, :mod:`facedetect.pipeline.image_point`), or None."""
         return self.document.get("detection")
 
     @property

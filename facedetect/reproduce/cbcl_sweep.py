@@ -27,7 +27,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..atomic import atomic_write_text
-from ..data import balanced_subset, stratified_holdout, stratified_kfold
+from ..training.splits import balanced_subset, stratified_holdout, stratified_kfold
 from ..haar import feature_matrix, haar_feature_pool
 from ..errors import FacedetectError
 from ..metrics import binary_rates

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..data import stratified_holdout, stratified_kfold
+from ..training.splits import stratified_holdout, stratified_kfold
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost
 from ..training import AdaBoostDB
 from ..training.algorithms import make_algorithm

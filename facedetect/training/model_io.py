@@ -96,19 +96,3 @@ def load_model(path) -> tuple[BoostedStumps, dict]:
     """``(estimator, document)`` from a model file."""
     document = load_document(path)
     return estimator_from_document(document), document
-
-
-def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = None,
-                        operating_point: dict | None = None, cost=None):
-    """The scanning model of an estimator fitted on Haar features of ``pool``: its file
-    document (stumps, each stump's rectangles, metadata) read as a
-    :class:`~facedetect.detector.model.HaarDetectorModel`. The document is the one form of
-    a model; the detector only reads it."""
-    from ..detector.model import HaarDetectorModel
-    rects = [pool.feature(int(f)) for f in estimator.features_]
-    features = {"kind": "haar", "window": [pool.width, pool.height],
-                "normalization": "opencv-variance",
-                "pool_index": [int(f) for f in estimator.features_],
-                "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
-    return HaarDetectorModel.from_document(
-        model_document(estimator, features, training, operating_point, cost))

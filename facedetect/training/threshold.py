@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.splits import stratified_holdout, stratified_kfold
+from .splits import stratified_holdout, stratified_kfold
 from .operating_point import CALIBRATIONS, calibrated_probability, choose_operating_point
 
 

@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..data import balanced_subset, stratified_holdout
+from ..training.splits import balanced_subset, stratified_holdout
 from ..errors import FacedetectError
-from .algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
-from .operating_point import CALIBRATIONS, check_prior
+from ..training.algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
+from ..training.operating_point import CALIBRATIONS, check_prior
 
 ALGORITHM_CHOICES = tuple(ALGORITHMS)
 # threshold_rule -> the operating-point rule behind it

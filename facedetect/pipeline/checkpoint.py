@@ -22,7 +22,7 @@ from ..atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
 from ..files import read_bounded
 from ..model_file import digest, parse_json
-from .boosting import TrainingState
+from ..training.boosting import TrainingState
 from .bootstrap import MiningState
 
 FORMAT = "facedetect-checkpoint"

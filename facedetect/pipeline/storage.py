@@ -21,8 +21,8 @@ from tqdm.auto import tqdm
 
 from ..errors import FacedetectError
 from ..haar import feature_matrix
-from .binned import BinnedFeatures, quantile_bins
-from .stumps import presort
+from ..training.binned import BinnedFeatures, quantile_bins
+from ..training.stumps import presort
 
 DEFAULT_MEMORY_GB = 3.0
 # Compact storage: the float32 values of one block of features are computed, binned and

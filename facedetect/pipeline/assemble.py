@@ -1,0 +1,106 @@
+"""A trained estimator becomes a detector model: its document, operating points, rejection.
+
+The document (:mod:`facedetect.model_file`) is the one form of a model. Here the estimator's
+stumps get their Haar rectangles and the training record, the window operating point comes
+from the calibration windows, learnt rejection from the training faces, and the image
+operating point from held-out negative pictures (:mod:`.image_point`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from ..detector.model import HaarDetectorModel
+from ..interrupts import terminate_as_interrupt
+from ..training.boosting import BoostedStumps
+from ..training.model_io import model_document
+from ..training.operating_point import choose_operating_point
+from .config import THRESHOLD_RULES, TrainConfig
+from .image_point import image_operating_point
+
+
+class Split(NamedTuple):
+    """Indices into the CBCL windows: boosted on, held out, and choosing the threshold."""
+
+    train: np.ndarray
+    held: np.ndarray
+    calibration: np.ndarray
+
+
+def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = None,
+                        operating_point: dict | None = None, cost=None):
+    """The scanning model of an estimator fitted on Haar features of ``pool``: its file
+    document (stumps, each stump's rectangles, metadata) read as a
+    :class:`~facedetect.detector.model.HaarDetectorModel`. The document is the one form of
+    a model; the detector only reads it."""
+    rects = [pool.feature(int(f)) for f in estimator.features_]
+    features = {"kind": "haar", "window": [pool.width, pool.height],
+                "normalization": "opencv-variance",
+                "pool_index": [int(f) for f in estimator.features_],
+                "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
+    return HaarDetectorModel.from_document(
+        model_document(estimator, features, training, operating_point, cost))
+
+
+def window_operating_point(model: HaarDetectorModel, images, labels,
+                           config: TrainConfig) -> dict:
+    """The operating point on the calibration windows, as the model file stores it."""
+    point = choose_operating_point(model.decision_function(images), labels == 1, config.cost,
+                                   prior=config.prior, calibration=config.calibration,
+                                   rule=THRESHOLD_RULES[config.threshold_rule])
+    return dict(point.as_dict(), raw_threshold=0.0, applies_to="windows")
+
+
+def assemble_model(run, estimator, state, cbcl, split: Split, base) -> HaarDetectorModel:
+    config = run.config
+    train, held, calibration = split
+    training = {
+        "config": run.run_config, "data_source": str(cbcl.source),
+        "train_size": int(len(train)), "heldout_names": [cbcl.names[i] for i in held],
+        "calibration_size": int(len(calibration)),
+        "rounds": estimator.n_rounds_,
+        "storage": "exact" if config.uses_exact else "compact",
+        "diagnostics": {"roots": estimator.roots_solved_.tolist(),
+                        "e_pos": estimator.errors_[:, 0].tolist(),
+                        "e_neg": estimator.errors_[:, 1].tolist(),
+                        "bound": estimator.bounds_.tolist(),
+                        "seconds": estimator.round_seconds_.round(4).tolist()},
+        "feature_seconds": round(run.feature_seconds, 3),
+    }
+    if config.bootstrap_rounds:
+        training["bootstrap"] = {"rounds": config.bootstrap_rounds,
+                                 "limit": config.bootstrap_limit,
+                                 "threshold": config.bootstrap_threshold,
+                                 "negatives": run.negatives.source,
+                                 "stages": run.stages,
+                                 "extra_negatives": int(len(state.extra))}
+    point = None
+    if len(calibration):
+        point_start = time.perf_counter()
+        model = haar_detector_model(estimator, run.pool)
+        point = window_operating_point(model, cbcl.images[calibration],
+                                       cbcl.labels[calibration], config)
+        training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
+    model = haar_detector_model(estimator, run.pool, training, point, config.cost)
+    # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
+    base_images, base_labels = base
+    return model.with_rejection(base_images[base_labels == 1])
+
+
+def with_image_point(run, model, state, held_faces, target):
+    point_start = time.perf_counter()
+    try:
+        with terminate_as_interrupt():
+            detection = image_operating_point(model, run.negatives.held_out, held_faces,
+                                              target, progress=run.progress, warn=run.warn)
+    except KeyboardInterrupt:
+        raise run.interrupted(state, "while choosing the image operating point") from None
+    detection["seconds"] = round(time.perf_counter() - point_start, 2)
+    if run.progress:
+        run.log(f"image operating point: threshold {detection['threshold']:.3g}, "
+                f"{detection['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "
+                f"{detection['source']}")
+    return model.with_detection(detection)

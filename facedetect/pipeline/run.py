@@ -1,0 +1,205 @@
+"""One training run's shared settings and its boosting stage: features, fit, mine.
+
+:class:`RunOptions` says how a run reports and saves; :class:`Run` is what the stages of
+one run share. The boosting stage computes the windows' features (:mod:`.storage`), fits
+with a progress bar and checkpoints (:mod:`.checkpoint`), and the mining stage collects
+hard negatives with the model so far (:mod:`.bootstrap`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import FacedetectError, InterruptedRun
+from ..interrupts import terminate_as_interrupt
+from ..training.binned import BinnedFeatures
+from ..training.boosting import TrainingState
+from .assemble import haar_detector_model
+from .bootstrap import MiningState, NegativeSet, hard_negatives
+from .checkpoint import RunState, save_checkpoint
+from .config import TrainConfig, make_estimator
+from .image_point import TARGET_FALSE_ALARMS_PER_MPX
+from .storage import check_memory_setting, compact_features, exact_features
+
+
+@dataclass
+class RunOptions:
+    """How a training run reports and saves, as opposed to what it learns (``TrainConfig``).
+
+    ``checkpoint`` defaults to ``<out>.checkpoint.json``; it is written every
+    ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
+    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
+    storage; compact features beyond it spill to a temporary file. The image operating
+    point allows ``false_alarm_target`` false alarms per megapixel on the held-out negative
+    pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr).
+    """
+
+    checkpoint: Path | None = None
+    checkpoint_every: int = 10
+    memory: int | None = None
+    false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX
+    log: object = print
+    warn: object = None
+
+    def check(self) -> None:
+        """Refuse options a run cannot honour, naming the parameter."""
+        if not (isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1):
+            raise FacedetectError("checkpoint_every must be at least 1, got "
+                                  f"{self.checkpoint_every!r}")
+        if not 0 < self.false_alarm_target < float("inf"):
+            raise FacedetectError("false_alarm_target must be a positive rate per megapixel, "
+                                  f"got {self.false_alarm_target!r}")
+
+
+@dataclass
+class Run:
+    """What the stages of one training share."""
+
+    config: TrainConfig
+    run_config: dict
+    pool: object
+    checkpoint: Path | None
+    checkpoint_every: int
+    progress: bool
+    log: object
+    memory: int
+    negatives: NegativeSet | None
+    warn: object
+    feature_seconds: float = 0.0
+    stages: list = field(default_factory=list)
+
+    def stage_name(self, stage: int) -> str:
+        total = self.config.bootstrap_rounds + 1
+        return f"stage {stage + 1}/{total}" if total > 1 else "training"
+
+    def save(self, state: RunState) -> None:
+        if self.checkpoint is not None:
+            save_checkpoint(self.checkpoint, state, self.run_config)
+
+    def interrupted(self, state: RunState, what: str):
+        if self.checkpoint is None:
+            return KeyboardInterrupt()
+        self.save(state)
+        return InterruptedRun(f"interrupted {what}; checkpoint saved to {self.checkpoint}; "
+                               "run again with --resume to finish")
+
+
+def _features(run: Run, images):
+    feature_start = time.perf_counter()
+    check_memory_setting(run.memory, len(images), len(run.pool), run.config.uses_exact)
+    try:
+        if run.config.uses_exact:
+            X, order = exact_features(images, run.pool, progress=run.progress)
+            store = (X, order)
+        else:
+            store = compact_features(images, run.pool, run.memory, progress=run.progress)
+    finally:
+        run.feature_seconds += time.perf_counter() - feature_start
+    if run.progress:
+        run.log(f"features: {len(run.pool):,} x {len(images):,} windows "
+                f"({'exact' if run.config.uses_exact else 'compact'}) in "
+                f"{time.perf_counter() - feature_start:.1f} s")
+    return store
+
+
+def boost_stage(run: Run, images, y, state: RunState):
+    try:
+        store = _features(run, images)
+    except KeyboardInterrupt:
+        raise run.interrupted(state, "while computing features") from None
+    estimator = make_estimator(run.config)
+    _fit_with_checkpoints(run, estimator, store, y, state)
+    state.boosting = estimator.training_state_
+    state.mining = MiningState()
+    run.save(state)
+    return estimator
+
+
+def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
+    """Fit with a progress bar, periodic checkpoints and a checkpoint on interruption."""
+    decision = np.zeros(len(y))
+    resumed = state.boosting
+    if resumed is not None and (len(resumed.weights) != len(y) or any(
+            not 0 <= f < len(run.pool) for f, _, _ in resumed.stumps)):
+        raise FacedetectError(f"{run.checkpoint}: the checkpoint does not match these "
+                              "training windows; train again without --resume")
+    if resumed is not None:
+        for (f, threshold, polarity), alpha in zip(resumed.stumps, resumed.alphas):
+            decision += alpha * _outputs(store, f, threshold, polarity)
+    bar = tqdm(total=run.config.rounds, initial=len(resumed.alphas) if resumed else 0,
+               desc=f"{run.stage_name(state.stage)} boosting", unit="round",
+               disable=not run.progress)
+    snapshot = {}
+
+    def on_round(model, run_state):
+        f, threshold, polarity = run_state.stumps[-1]
+        decision[:] += run_state.alphas[-1] * _outputs(store, f, threshold, polarity)
+        predicted = decision > 0
+        history = run_state.history[-1]
+        bar.update(1)
+        bar.set_postfix(s=f"{history['seconds']:.2f}", roots=history["roots"],
+                        FN=f"{np.mean(~predicted[y == 1]):.3f}",
+                        FP=f"{np.mean(predicted[y == 0]):.3f}")
+        snapshot["state"] = _copy_state(run_state)
+        if len(run_state.alphas) % run.checkpoint_every == 0:
+            run.save(RunState(state.stage, state.extra, snapshot["state"]))
+
+    try:
+        with terminate_as_interrupt():
+            if isinstance(store, BinnedFeatures):
+                estimator.fit_binned(store, y, callback=on_round, state=resumed)
+            else:
+                estimator.fit(store[0], y, order=store[1], callback=on_round, state=resumed)
+    except KeyboardInterrupt:
+        bar.close()
+        if "state" not in snapshot:
+            raise run.interrupted(state, "before the first round") from None
+        rounds = len(snapshot["state"].alphas)
+        raise run.interrupted(RunState(state.stage, state.extra, snapshot["state"]),
+                              f"after {rounds} rounds") from None
+    bar.close()
+
+
+def _outputs(store, f, threshold, polarity):
+    if isinstance(store, BinnedFeatures):
+        return store.outputs_at(f, threshold, polarity)
+    X = store[0]
+    return np.where(X[:, f] > threshold, polarity, -polarity)
+
+
+def _copy_state(state):
+    return TrainingState(state.weights.copy(), state.log_acc_pos, state.log_acc_neg,
+                         list(state.stumps), list(state.alphas), list(state.history),
+                         state.finished)
+
+
+def estimator_from_state(config: TrainConfig, state, y, n_features: int):
+    """The estimator a finished boosting state describes, without any features."""
+    estimator = make_estimator(config)
+    placeholder = np.broadcast_to(np.uint8(0), (n_features, len(y)))
+    estimator.fit_binned(BinnedFeatures(placeholder, None, None), y, state=state)
+    return estimator
+
+
+def mine_stage(run: Run, estimator, faces, state: RunState):
+    config = run.config
+    current = haar_detector_model(estimator, run.pool).with_rejection(faces)
+    saved = {"at": state.mining.position}
+
+    def on_picture(mining):
+        if mining.position - saved["at"] >= 25:
+            run.save(state)
+            saved["at"] = mining.position
+    try:
+        with terminate_as_interrupt():
+            return hard_negatives(current, run.negatives.mining, config.bootstrap_limit,
+                                  config.seed + state.stage, config.bootstrap_threshold,
+                                  state=state.mining, progress=run.progress,
+                                  warn=run.warn, on_picture=on_picture)
+    except KeyboardInterrupt:
+        raise run.interrupted(state, f"while mining ({run.stage_name(state.stage)})") from None

@@ -1,0 +1,132 @@
+"""The CBCL training workflow behind ``train-detector``: split, features, boost, mine, save.
+
+A run is a sequence of stages (:mod:`.run`): compute the features of the windows so far
+(:mod:`.storage`), boost, mine hard negatives (:mod:`.bootstrap`), repeat; then the model is
+assembled (:mod:`.assemble`): the window operating point, learnt rejection and the image
+operating point (:mod:`.image_point`). Every stage can be interrupted and resumed
+(:mod:`.checkpoint`). The settings and the data split are in :mod:`.config`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..data import load_cbcl
+from ..detector.model import HaarDetectorModel
+from ..errors import FacedetectError
+from ..haar import haar_feature_pool
+from ..training.boosting import TrainingState
+from .assemble import Split, assemble_model, with_image_point
+from .bootstrap import NegativeSet
+from .checkpoint import RunState, load_checkpoint, remove_checkpoint
+from .config import (TrainConfig, calibration_indices, check_config, check_data,
+                     split_indices, training_windows)
+from .run import Run, RunOptions, boost_stage, estimator_from_state, mine_stage
+from .storage import DEFAULT_MEMORY_GB, memory_bytes
+
+__all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "training_windows",
+           "split_indices", "calibration_indices"]
+
+
+@dataclass
+class TrainResult:
+    model: HaarDetectorModel
+    seconds: float
+    feature_seconds: float
+    train_counts: dict = field(default_factory=dict)
+
+
+def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
+                   resume: bool = False, progress: bool = True,
+                   options: RunOptions | None = None) -> TrainResult:
+    """Train a detector on CBCL windows and save it to ``out``.
+
+    With ``resume`` the run continues from its checkpoint (:class:`RunOptions`) and yields
+    the model an uninterrupted run would.
+
+    With ``config.bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each
+    training, up to ``bootstrap_limit`` windows it accepts on the ``negatives`` (a
+    :class:`.bootstrap.NegativeSet`, or a list of grey pictures) join the training
+    negatives. The held-out pictures of a NegativeSet then choose the image operating
+    point (:mod:`.image_point`).
+    """
+    options = options or RunOptions()
+    start = time.perf_counter()
+    check_config(config)
+    options.check()
+    cbcl = data if data is not None else load_cbcl()
+    check_data(cbcl)
+    if isinstance(negatives, list):
+        negatives = NegativeSet(negatives, [], "pictures given", "")
+    if config.bootstrap_rounds and negatives is None:
+        raise FacedetectError("bootstrapping needs negative pictures")
+    train, held = split_indices(cbcl.labels, config)
+    train, calibration = calibration_indices(cbcl.labels, train, config)
+    run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
+    if negatives is not None and config.bootstrap_rounds:
+        run_config["negatives_sha256"] = negatives.fingerprint
+    checkpoint = options.checkpoint
+    if checkpoint is None and out is not None:
+        checkpoint = Path(str(out) + ".checkpoint.json")
+    memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
+    run = Run(config, run_config, haar_feature_pool(19, 19), checkpoint,
+               options.checkpoint_every, progress, options.log, memory, negatives,
+               options.warn or (lambda line: print(line, file=sys.stderr)))
+    state = load_checkpoint(checkpoint, run_config) if resume else RunState()
+    if state.boosting is not None and len(state.boosting.alphas) > config.rounds:
+        state.boosting = _first_rounds(state.boosting, config.rounds)
+    base = training_windows(cbcl.images[train], cbcl.labels[train], config.mirror,
+                            config.jitter, config.seed)
+    estimator, state, y = _boost_and_mine(run, base, state)
+    model = assemble_model(run, estimator, state, cbcl, Split(train, held, calibration), base)
+    if negatives is not None and negatives.held_out and config.bootstrap_rounds:
+        model = with_image_point(run, model, state, cbcl.images[held[cbcl.labels[held] == 1]],
+                                  options.false_alarm_target)
+    seconds = time.perf_counter() - start
+    model.document["training"]["seconds"] = round(seconds, 2)
+    if out is not None:
+        model = _resave(model, out)
+        if checkpoint is not None:
+            remove_checkpoint(checkpoint)
+    return TrainResult(model, seconds, run.feature_seconds,
+                       {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+
+
+def _boost_and_mine(run: Run, base, state: RunState):
+    """The stages: boost on the windows so far, mine hard negatives, repeat."""
+    base_images, base_labels = base
+    while True:
+        images = np.concatenate([base_images, state.extra])
+        y = np.concatenate([base_labels, np.zeros(len(state.extra), base_labels.dtype)])
+        if state.mining is None:
+            estimator = boost_stage(run, images, y, state)
+        else:  # this stage's boosting finished before the interruption
+            estimator = estimator_from_state(run.config, state.boosting, y, len(run.pool))
+        if state.stage == run.config.bootstrap_rounds:
+            return estimator, state, y
+        found = mine_stage(run, estimator, base_images[base_labels == 1], state)
+        run.stages.append({"stage": state.stage + 1, "hard_negatives_added": int(len(found))})
+        if run.progress:
+            run.log(f"{run.stage_name(state.stage)}: {len(found)} hard negatives mined")
+        if len(found) == 0:
+            return estimator, state, y
+        state = RunState(state.stage + 1, np.concatenate([state.extra, found]))
+        run.save(state)
+
+
+def _resave(model: HaarDetectorModel, out) -> HaarDetectorModel:
+    model.save(out)
+    return HaarDetectorModel.load(out)
+
+
+def _first_rounds(state, rounds: int):
+    """A finished state holding the first ``rounds`` stumps: what a run of that length
+    would have ended with (boosting never looks ahead). Its weights are not used again."""
+    return TrainingState(state.weights, state.log_acc_pos, state.log_acc_neg,
+                         list(state.stumps[:rounds]), list(state.alphas[:rounds]),
+                         list(state.history[:rounds]), True)
