@@ -76,7 +76,7 @@ def test_root_search_equals_brute_force(seed, cost, exhaustive):
     cp, cn = cost
     a, b = static_parameters(p, 1 - p, cp, cn)
     expected, root = _brute_force_max_root(binned, weights, is_positive, a, b, cp, cn)
-    found = binned_root_search(binned, weights, is_positive, a, b, cp, cn, exhaustive)
+    found = binned_root_search(binned, weights, is_positive, (a, b, cp, cn), exhaustive)
     assert (found["feature"], found["position"], found["polarity"]) == expected
     assert found["score"] == pytest.approx(root, rel=1e-12)  # sums in another order
 
@@ -85,8 +85,8 @@ def test_conditional_solves_fewer_roots_than_exhaustive():
     values, weights, is_positive = _problem(1, n=500, n_features=200)
     binned = BinnedFeatures.from_values(values)
     a, b = static_parameters(0.5, 0.5, 1.0, 0.1)
-    fast = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.1, False)
-    full = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.1, True)
+    fast = binned_root_search(binned, weights, is_positive, (a, b, 1.0, 0.1), False)
+    full = binned_root_search(binned, weights, is_positive, (a, b, 1.0, 0.1), True)
     assert fast["feature"] == full["feature"] and fast["position"] == full["position"]
     assert fast["roots"] < full["roots"] / 5
 
@@ -97,8 +97,8 @@ def test_equals_the_exact_search_when_the_bins_are_the_values():
     binned = BinnedFeatures.from_values(values)
     assert (binned.n_edges < MAX_EDGES).all()
     a, b = static_parameters(0.5, 0.5, 1.0, 0.5)
-    exact = conditional_root_search(presort(values), weights, is_positive, a, b, 1.0, 0.5)
-    found = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.5)
+    exact = conditional_root_search(presort(values), weights, is_positive, (a, b, 1.0, 0.5))
+    found = binned_root_search(binned, weights, is_positive, (a, b, 1.0, 0.5))
     assert (found["feature"], found["polarity"]) == (exact["feature"], exact["polarity"])
     assert found["score"] == pytest.approx(exact["score"], rel=1e-12)
     f = found["feature"]
@@ -111,13 +111,13 @@ def test_alpha0_and_feature_offset_continue_a_search_over_blocks():
     values, weights, is_positive = _problem(4, n_features=60)
     binned = BinnedFeatures.from_values(values)
     a, b = static_parameters(0.5, 0.5, 1.0, 0.3)
-    whole = binned_root_search(binned, weights, is_positive, a, b, 1.0, 0.3)
+    whole = binned_root_search(binned, weights, is_positive, (a, b, 1.0, 0.3))
     first = binned_root_search(BinnedFeatures(binned.bins[:30], binned.edges[:30],
                                               binned.n_edges[:30]), weights, is_positive,
-                               a, b, 1.0, 0.3)
+                               (a, b, 1.0, 0.3))
     second = binned_root_search(BinnedFeatures(binned.bins[30:], binned.edges[30:],
                                                binned.n_edges[30:]), weights, is_positive,
-                                a, b, 1.0, 0.3, alpha0=first["score"], feature_offset=30)
+                                (a, b, 1.0, 0.3), alpha0=first["score"], feature_offset=30)
     merged = second if second is not None and second["score"] > first["score"] else first
     assert (merged["feature"], merged["position"]) == (whole["feature"], whole["position"])
 
@@ -156,8 +156,8 @@ def test_a_search_in_chunks_equals_the_whole_search():
     chunked = BinnedFeatures(binned.bins, binned.edges, binned.n_edges, chunk_rows=7,
                              release=lambda start, stop: released.append((start, stop)))
     for exhaustive in (False, True):
-        whole = binned_root_search(binned, weights, is_positive, a, b, 0.5, 1.0, exhaustive)
-        parts = binned_root_search(chunked, weights, is_positive, a, b, 0.5, 1.0, exhaustive)
+        whole = binned_root_search(binned, weights, is_positive, (a, b, 0.5, 1.0), exhaustive)
+        parts = binned_root_search(chunked, weights, is_positive, (a, b, 0.5, 1.0), exhaustive)
         assert {k: whole[k] for k in whole if k != "roots"} == \
             {k: parts[k] for k in parts if k != "roots"}
     assert released[:8] == [(0, 7), (7, 14), (14, 21), (21, 28), (28, 35), (35, 42),

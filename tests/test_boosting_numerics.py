@@ -8,12 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from facedetect.training import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
+from facedetect.training.cs_roots import cs_solve_scalar, cs_solve_scipy, cs_solve_vectorized
 from facedetect.training.roots import (
     ALPHA_CAP,
     root_function,
-    cs_solve_scalar,
-    cs_solve_scipy,
-    cs_solve_vectorized,
     normalized_costs,
     round_loss,
     solve_alpha,

@@ -40,8 +40,8 @@ def test_spilled_features_train_the_same_model(windows_and_labels):
     np.testing.assert_array_equal(np.asarray(spilled.bins), in_memory.bins)
     a, b = static_parameters(0.5, 0.5, 1.0, 0.2)
     w = np.where(labels, 1 / labels.sum(), 1 / (~labels).sum())
-    chunked = binned_root_search(spilled, w, labels, a, b, 1.0, 0.2)
-    whole = binned_root_search(in_memory, w, labels, a, b, 1.0, 0.2)
+    chunked = binned_root_search(spilled, w, labels, (a, b, 1.0, 0.2))
+    whole = binned_root_search(in_memory, w, labels, (a, b, 1.0, 0.2))
     chunked.pop("roots"), whole.pop("roots")   # chunks start from the best so far
     assert chunked == whole
     one = AdaBoostDB(5, (1, 3)).fit_binned(in_memory, labels)

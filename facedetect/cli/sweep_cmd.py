@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..data import load_cbcl
-from ..errors import FacedetectError
 from ..reproduce.paper_figures import PAPER_COSTS
-from ..reproduce.cbcl_sweep import run_sweep
+from ..reproduce.cbcl_sweep import SweepSettings, run_sweep
 from ..reproduce.cbcl_sweep_report import mean_table, sweep_markdown, write_sweep
 from .common import parse_cost, writable_folder
 
@@ -53,16 +52,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 2 <= args.folds <= 20:
-        raise FacedetectError("--folds must be in 2..20")
-    if not 0 < args.calibration_split < 1:
-        raise FacedetectError("--calibration-split must be in (0, 1)")
+    settings = SweepSettings(tuple(args.costs), tuple(args.rounds), args.folds, args.seed,
+                             args.selection, args.calibration_split)
+    settings.check()
     data = load_cbcl(args.data)
     out_dir = writable_folder(args.out_dir, "--out-dir")
     checkpoint = out_dir / "cbcl_sweep_checkpoint.json"
-    rows = run_sweep(data, args.costs, rounds=args.rounds, folds=args.folds, seed=args.seed,
-                     selection=args.selection, calibration_split=args.calibration_split,
-                     progress=not args.quiet, checkpoint=checkpoint)
+    rows = run_sweep(data, settings, progress=not args.quiet, checkpoint=checkpoint)
     n_per_class = int(min((data.labels == 1).sum(), (data.labels == 0).sum()))
     paths = write_sweep(rows, args.out_dir, args.costs, args.folds, n_per_class)
     print(sweep_markdown(mean_table(rows), args.costs, args.rounds, args.folds, n_per_class))

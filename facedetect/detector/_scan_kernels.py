@@ -1,8 +1,9 @@
 """The compiled kernels of the scan (numba): integral images, window scaling, scoring.
 
 Kept apart from their orchestration in :mod:`.scan`, as scikit-image keeps ``_haar.pyx``
-apart from ``haar.py``. Every kernel takes plain arrays; :class:`.scan.LevelScanner`
-bundles a model's arrays and calls them. The row and window kernels come in a parallel
+apart from ``haar.py``. The kernels take a few tuples of arrays (the integral images, the
+window, the model's stumps, the rejection levels; see :func:`_score_bases`), which
+:class:`.scan.LevelScanner` bundles. The row and window kernels come in a parallel
 and a serial build of one body.
 """
 
@@ -15,9 +16,11 @@ import numpy as np
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales):
+def _window_scales(image, bases, window, scales):
     """float32(1 / nf) of every window (top-left integral index ``bases[j]``): OpenCV's
     variance factor over the window minus a one-pixel border (1 without normalisation)."""
+    ii, sq, stride = image
+    win_w, win_h, normalize = window
     area = (win_w - 2) * (win_h - 2)
     for j in range(bases.size):
         if not normalize:
@@ -36,12 +39,13 @@ def _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales):
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
-def _stump_on_alive(ii, bases, offsets, weights, n_rects, stump_threshold, vote,
-                    stop_below, scales, running, alive, n_alive):
-    """One stump on the windows still alive (window ``j`` has its top-left integral index
-    at ``bases[j]``); returns how many stay alive (moved to the front of ``alive``).
-    Rectangles are added in the model's order, as in training; a stump of one rectangle
-    has a second one of zero offsets and weight, which adds exactly zero."""
+def _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive):
+    """One stump ``(offsets, weights, n_rects, threshold, vote, stop_below)`` on the
+    windows still alive (window ``j`` has its top-left integral index at ``bases[j]``);
+    returns how many stay alive (moved to the front of ``alive``). Rectangles are added in
+    the model's order, as in training; a stump of one rectangle has a second one of zero
+    offsets and weight, which adds exactly zero."""
+    offsets, weights, n_rects, stump_threshold, vote, stop_below = stump
     a0, b0, c0, d0 = offsets[0]
     a1, b1, c1, d1 = offsets[1]
     a2, b2, c2, d2 = offsets[2]
@@ -72,10 +76,14 @@ def _stump_on_alive(ii, bases, offsets, weights, n_rects, stump_threshold, vote,
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, thresholds,
-                 polarities, alphas, reject_at, threshold, normalize, out):
+def _score_bases(image, bases, window, stumps, cut, out):
     """out[j] = score of the window whose top-left integral index is ``bases[j]`` if it
     exceeds the threshold, else -inf.
+
+    ``image = (ii, sq, stride)``, ``window = (width, height, normalize)``, ``stumps =
+    (offsets, weights, counts, thresholds, polarities, alphas)`` and ``cut = (reject_at,
+    threshold)``: the score levels below which a window leaves after each stump, and the
+    final one.
 
     Stump by stump over the windows still alive, rather than window by window: the
     stump's offsets, weights and threshold stay in registers, neighbouring windows share
@@ -83,9 +91,12 @@ def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, 
     sum of its stumps in the model's order, with the same float32 feature values as
     training, so scores are bit-identical to a window-by-window scan.
     """
+    ii = image[0]
+    offsets, weights, counts, thresholds, polarities, alphas = stumps
+    reject_at, threshold = cut
     n = bases.size
     scales = np.empty(n, np.float32)
-    _window_scales(ii, sq, bases, stride, win_w, win_h, normalize, scales)
+    _window_scales(image, bases, window, scales)
     running = np.zeros(n)
     raw = np.empty(n, np.float32)
     alive = np.arange(n)
@@ -117,9 +128,9 @@ def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, 
     for u in range(t, alphas.size):
         if n_alive == 0:
             break
-        n_alive = _stump_on_alive(ii, bases, offsets[u], weights[u], counts[u], thresholds[u],
-                                  alphas[u] * polarities[u], reject_at[u], scales, running,
-                                  alive, n_alive)
+        stump = (offsets[u], weights[u], counts[u], thresholds[u],
+                 alphas[u] * polarities[u], reject_at[u])
+        n_alive = _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive)
     out[:] = -np.inf
     for k in range(n_alive):
         j = alive[k]
@@ -128,63 +139,49 @@ def _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, 
 
 
 @numba.njit(parallel=True, cache=True, boundscheck=False)
-def _scan_rows(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights, counts,
-               thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+def _scan_rows(image, grid, window, stumps, cut, scores):
     """scores[i, j] = score of the window at (j*step, i*step) if it exceeds the threshold,
-    else -inf; rows in parallel."""
-    for i in numba.prange(rows):
-        _score_row(i, ii, sq, stride, cols, step, win_w, win_h, offsets, weights, counts,
-                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+    else -inf, for ``grid = (rows, cols, step)``; rows in parallel."""
+    for i in numba.prange(grid[0]):
+        _score_row(i, image, grid, window, stumps, cut, scores)
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _scan_rows_serial(ii, sq, stride, rows, cols, step, win_w, win_h, offsets, weights,
-                      counts, thresholds, polarities, alphas, reject_at, threshold, normalize,
-                      scores):
+def _scan_rows_serial(image, grid, window, stumps, cut, scores):
     """:func:`_scan_rows` on the calling thread (a separate function, so that numba's
     cache keeps the two builds apart)."""
-    for i in range(rows):
-        _score_row(i, ii, sq, stride, cols, step, win_w, win_h, offsets, weights, counts,
-                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+    for i in range(grid[0]):
+        _score_row(i, image, grid, window, stumps, cut, scores)
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
-def _score_row(i, ii, sq, stride, cols, step, win_w, win_h, offsets, weights, counts,
-               thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
-    bases = i * step * stride + np.arange(cols) * step
-    _score_bases(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts, thresholds,
-                 polarities, alphas, reject_at, threshold, normalize, scores[i])
+def _score_row(i, image, grid, window, stumps, cut, scores):
+    _, cols, step = grid
+    bases = i * step * image[2] + np.arange(cols) * step
+    _score_bases(image, bases, window, stumps, cut, scores[i])
 
 
 CHUNK = 256   # windows per task of an arbitrary window list
 
 
 @numba.njit(parallel=True, cache=True, boundscheck=False)
-def _score_windows(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                   thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+def _score_windows(image, bases, window, stumps, cut, scores):
     """:func:`_score_bases` on an arbitrary list of windows, in parallel chunks."""
     for c in numba.prange((bases.size + CHUNK - 1) // CHUNK):
-        _score_chunk(c, ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                     thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+        _score_chunk(c, image, bases, window, stumps, cut, scores)
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _score_windows_serial(ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                          thresholds, polarities, alphas, reject_at, threshold, normalize,
-                          scores):
+def _score_windows_serial(image, bases, window, stumps, cut, scores):
     """:func:`_score_windows` on the calling thread."""
     for c in range((bases.size + CHUNK - 1) // CHUNK):
-        _score_chunk(c, ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                     thresholds, polarities, alphas, reject_at, threshold, normalize, scores)
+        _score_chunk(c, image, bases, window, stumps, cut, scores)
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
-def _score_chunk(c, ii, sq, bases, stride, win_w, win_h, offsets, weights, counts,
-                 thresholds, polarities, alphas, reject_at, threshold, normalize, scores):
+def _score_chunk(c, image, bases, window, stumps, cut, scores):
     stop = min(bases.size, (c + 1) * CHUNK)
-    _score_bases(ii, sq, bases[c * CHUNK:stop], stride, win_w, win_h, offsets, weights,
-                 counts, thresholds, polarities, alphas, reject_at, threshold, normalize,
-                 scores[c * CHUNK:stop])
+    _score_bases(image, bases[c * CHUNK:stop], window, stumps, cut, scores[c * CHUNK:stop])
 
 
 @numba.njit(cache=True)

@@ -136,11 +136,10 @@ class LevelScanner:
         if step == "refine":
             return self._scan_refined(level, row_start, row_stop)
         first = -(-row_start // step) * step
-        ii, sq, stride = self._strip_integrals(level, first, row_stop)
+        image = self._strip_integrals(level, first, row_stop)
         rows = (row_stop - 1 - first) // step + 1
         cols = (width - win_w) // step + 1
-        scores = self._scan_grid(ii, sq, stride, rows, cols, step, self.reject_at,
-                                 self.threshold)
+        scores = self._scan_grid(image, rows, cols, step, self.reject_at, self.threshold)
         i, j = np.nonzero(scores > -np.inf)
         return j * step, first + i * step, scores[i, j]
 
@@ -155,17 +154,20 @@ class LevelScanner:
         _integrals(strip, ii, sq)
         return ii, sq, strip.shape[1] + 1
 
-    def _stump_args(self, stride):
+    def _stumps(self, stride):
         """The model's arrays as the kernels take them, for integral rows ``stride`` long."""
         rects, weights, counts, thresholds, polarities, alphas = self.arrays
         return corner_offsets(rects, stride), weights, counts, thresholds, polarities, alphas
 
-    def _scan_grid(self, ii, sq, stride, rows, cols, step, reject_at, threshold):
+    def _kernel_window(self):
+        return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize))
+
+    def _scan_grid(self, image, rows, cols, step, reject_at, threshold):
         scores = np.empty((rows, cols))
         kernel = (_scan_rows if rows * cols >= self.parallel_min_windows
                   else _scan_rows_serial)
-        kernel(ii, sq, stride, rows, cols, step, *self.window, *self._stump_args(stride),
-                   reject_at, threshold, self.model.normalize, scores)
+        kernel(image, (rows, cols, step), self._kernel_window(), self._stumps(image[2]),
+               (reject_at, float(threshold)), scores)
         return scores
 
     def _scan_refined(self, level, row_start, row_stop):
@@ -178,9 +180,10 @@ class LevelScanner:
         total_rows = height - win_h + 1
         first = row_start - row_start % 2          # the coarse grid is on even rows
         coarse_stop = min(row_stop + 1, total_rows)  # the coarse row below the strip
-        ii, sq, stride = self._strip_integrals(level, first, coarse_stop)
+        image = self._strip_integrals(level, first, coarse_stop)
+        stride = image[2]
         cols = width - win_w + 1
-        coarse = self._scan_grid(ii, sq, stride, (coarse_stop - 1 - first) // 2 + 1,
+        coarse = self._scan_grid(image, (coarse_stop - 1 - first) // 2 + 1,
                                  (cols - 1) // 2 + 1, 2, self.coarse_reject_at,
                                  self.coarse_threshold)
         ci, cj = np.nonzero(coarse > -np.inf)
@@ -195,9 +198,8 @@ class LevelScanner:
         fine_scores = np.empty(fine.size)
         kernel = (_score_windows if fine.size >= self.parallel_min_windows
                   else _score_windows_serial)
-        kernel(ii, sq, fy * stride + fx, stride, win_w, win_h,
-                       *self._stump_args(stride), self.reject_at, self.threshold,
-                       self.model.normalize, fine_scores)
+        kernel(image, fy * stride + fx, self._kernel_window(), self._stumps(stride),
+               (self.reject_at, self.threshold), fine_scores)
         coarse_y, coarse_x = first + 2 * ci, 2 * cj
         coarse_scores = coarse[ci, cj]
         keep_coarse = (coarse_scores > self.threshold) & (coarse_y >= row_start) \

@@ -70,6 +70,14 @@ def window_scales(windows: np.ndarray, normalize: bool = True) -> np.ndarray:
     return (1.0 / nf).astype(np.float32)
 
 
+def _output_buffer(out, shape) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype=np.float32)
+    if out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}")
+    return out
+
+
 def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: bool = True,
                    working_memory: int = DEFAULT_WORKING_MEMORY, out: np.ndarray | None = None,
                    progress: bool = True) -> np.ndarray:
@@ -109,13 +117,7 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
     """
     windows = _check_windows(windows, pool)
     n_windows = len(windows)
-    n_features = len(pool)
-    if out is None:
-        out = np.empty((n_features, n_windows), dtype=np.float32)
-    elif out.shape != (n_features, n_windows) or out.dtype != np.float32 \
-            or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous float32 array of shape "
-                         f"{(n_features, n_windows)}")
+    out = _output_buffer(out, (len(pool), n_windows))
     matrix = pool.linear_map()
     indptr = matrix.indptr.astype(np.int64)
     indices = matrix.indices.astype(np.int64)

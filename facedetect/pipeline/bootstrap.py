@@ -114,18 +114,27 @@ def _picture(item, warn) -> np.ndarray | None:
         return None
 
 
-def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.0,
-                   params: DetectionParams = BOOTSTRAP_SCAN, state: MiningState | None = None,
-                   progress: bool = False, warn=None, on_picture=None) -> np.ndarray:
+def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
+                   state: MiningState | None = None, progress: bool = False,
+                   warn=None) -> np.ndarray:
     """Up to ``limit`` windows of the face-free ``pictures`` (grey arrays or image paths)
     that score above ``threshold``, found in the seeded visiting order.
 
-    ``state`` continues an interrupted mining run; ``on_picture(state)`` is called after
-    each picture (for checkpoints). Unreadable files are skipped with one line each to
+    ``state`` continues an interrupted mining run (:func:`mining_steps` yields it after
+    each picture, for checkpoints). Unreadable files are skipped with one line each to
     ``warn``; if no picture at all can be read that is an error.
     """
-    warn = warn or (lambda line: print(line, file=sys.stderr))
     state = state if state is not None else MiningState()
+    for _ in mining_steps(model, pictures, limit, seed, threshold, state=state,
+                          progress=progress, warn=warn):
+        pass
+    return mined_windows(model, state)
+
+
+def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
+                 state: MiningState, progress: bool = False, warn=None):
+    """:func:`hard_negatives` one picture at a time: yields ``state`` after each."""
+    warn = warn or (lambda line: print(line, file=sys.stderr))
     order = np.random.default_rng(seed).permutation(len(pictures))
     per_picture = max(1, limit // PICTURE_SHARE) if len(pictures) >= FEW_PICTURES else limit
     # Training has the machine to itself: every scan call in parallel.
@@ -142,7 +151,7 @@ def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.
             else:
                 variants = (dihedral_variants(picture) if len(pictures) < FEW_PICTURES
                             else [picture])
-                found = [positive_windows(v, scanner, params) for v in variants]
+                found = [positive_windows(v, scanner, BOOTSTRAP_SCAN) for v in variants]
                 found = np.concatenate(found)
                 if len(found) > per_picture:  # a draw of its own per picture: resumable
                     rng = np.random.default_rng(rng_seed + [state.position])
@@ -152,12 +161,15 @@ def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.
                     state.windows.append(found)
                     bar.update(len(found))
             state.position += 1
-            if on_picture is not None:
-                on_picture(state)
+            yield state
     finally:
         bar.close()
     if len(state.skipped) == len(order) and len(order):
         raise FacedetectError(f"none of the {len(order)} negative pictures could be read")
+
+
+def mined_windows(model, state: MiningState) -> np.ndarray:
+    """The windows a finished mining run collected."""
     if not state.windows:
         return np.empty((0, *model.window[::-1]), np.uint8)
     return np.concatenate(state.windows)

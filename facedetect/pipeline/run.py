@@ -20,7 +20,7 @@ from ..interrupts import terminate_as_interrupt
 from ..training.binned import BinnedFeatures
 from ..training.boosting import TrainingState
 from .assemble import haar_detector_model
-from .bootstrap import MiningState, NegativeSet, hard_negatives
+from .bootstrap import MiningState, NegativeSet, mined_windows, mining_steps
 from .checkpoint import RunState, save_checkpoint
 from .config import TrainConfig, make_estimator
 from .image_point import TARGET_FALSE_ALARMS_PER_MPX
@@ -189,17 +189,16 @@ def estimator_from_state(config: TrainConfig, state, y, n_features: int):
 def mine_stage(run: Run, estimator, faces, state: RunState):
     config = run.config
     current = haar_detector_model(estimator, run.pool).with_rejection(faces)
-    saved = {"at": state.mining.position}
-
-    def on_picture(mining):
-        if mining.position - saved["at"] >= 25:
-            run.save(state)
-            saved["at"] = mining.position
+    saved_at = state.mining.position
     try:
         with terminate_as_interrupt():
-            return hard_negatives(current, run.negatives.mining, config.bootstrap_limit,
-                                  config.seed + state.stage, config.bootstrap_threshold,
-                                  state=state.mining, progress=run.progress,
-                                  warn=run.warn, on_picture=on_picture)
+            for mining in mining_steps(current, run.negatives.mining, config.bootstrap_limit,
+                                       config.seed + state.stage, config.bootstrap_threshold,
+                                       state=state.mining, progress=run.progress,
+                                       warn=run.warn):
+                if mining.position - saved_at >= 25:
+                    run.save(state)
+                    saved_at = mining.position
+            return mined_windows(current, state.mining)
     except KeyboardInterrupt:
         raise run.interrupted(state, f"while mining ({run.stage_name(state.stage)})") from None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -115,9 +116,37 @@ def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
     return rows
 
 
-def run_sweep(data, costs, *, rounds=(10, 50, 200, 400), folds: int = 3, seed: int = 0,
-              selection: str = "root", calibration_split: float = 0.2,
-              progress: bool = True, checkpoint=None) -> list[dict]:
+@dataclass(frozen=True)
+class SweepSettings:
+    """What a CBCL sweep runs: every cost at every round count, over ``folds`` folds."""
+
+    costs: tuple
+    rounds: tuple = (10, 50, 200, 400)
+    folds: int = 3
+    seed: int = 0
+    selection: str = "root"
+    calibration_split: float = 0.2
+
+    def check(self) -> None:
+        """Refuse settings the sweep cannot run, naming the parameter."""
+        if not (isinstance(self.folds, int) and 2 <= self.folds <= 20):
+            raise FacedetectError(f"folds must be in 2..20, got {self.folds!r}")
+        if not 0 < self.calibration_split < 1:
+            raise FacedetectError("calibration_split must be in (0, 1), got "
+                                  f"{self.calibration_split!r}")
+        if not self.costs or not self.rounds or min(self.rounds) < 1:
+            raise FacedetectError("costs and rounds must be non-empty, rounds at least 1")
+
+    def as_dict(self, data) -> dict:
+        """The settings a checkpoint must match, with the data's fingerprint."""
+        return {"data": data.fingerprint(), "costs": [list(c) for c in self.costs],
+                "rounds": sorted(set(int(r) for r in self.rounds)), "folds": self.folds,
+                "seed": self.seed, "selection": self.selection,
+                "calibration_split": self.calibration_split, "methods": list(METHODS)}
+
+
+def run_sweep(data, settings: SweepSettings, *, progress: bool = True,
+              checkpoint=None) -> list[dict]:
     """Per-fold held-out FN/FP/NEC of every (round count, cost, method).
 
     Each fold's feature matrices and sort orders are computed once and shared by all
@@ -125,14 +154,13 @@ def run_sweep(data, costs, *, rounds=(10, 50, 200, 400), folds: int = 3, seed: i
     JSON path), every finished fold is saved there and a later run with the same settings
     starts after the folds it holds.
     """
+    settings.check()
+    costs, folds, seed = settings.costs, settings.folds, settings.seed
     subset = balanced_subset(data.labels, seed=seed)
     labels = data.labels[subset]
     pool = haar_feature_pool()
-    rounds = sorted(set(int(r) for r in rounds))
-    settings = {"data": data.fingerprint(), "costs": [list(c) for c in costs],
-                "rounds": rounds, "folds": folds, "seed": seed, "selection": selection,
-                "calibration_split": calibration_split, "methods": list(METHODS)}
-    rows = _load_checkpoint(checkpoint, settings)
+    recorded = settings.as_dict(data)
+    rows = _load_checkpoint(checkpoint, recorded)
     done = {row["fold"] for row in rows}
     bar = tqdm(total=folds * (2 * len(costs) + 1),
                initial=len(done) * (2 * len(costs) + 1), desc="sweep", unit="model",
@@ -141,11 +169,12 @@ def run_sweep(data, costs, *, rounds=(10, 50, 200, 400), folds: int = 3, seed: i
         if k in done:
             continue
         fold = Fold.from_windows(data.images[subset], labels, train, test, pool,
-                                 calibration_split, seed)
-        rows += [dict(row, fold=k) for row in fold_results(fold, costs, rounds, selection, bar)]
+                                 settings.calibration_split, seed)
+        rows += [dict(row, fold=k) for row in fold_results(fold, costs, recorded["rounds"],
+                                                           settings.selection, bar)]
         del fold
         if checkpoint is not None:
-            atomic_write_text(checkpoint, json.dumps({"settings": settings, "rows": [
+            atomic_write_text(checkpoint, json.dumps({"settings": recorded, "rows": [
                 dict(r, cost=list(r["cost"])) for r in rows]}))
     bar.close()
     return rows

@@ -1,8 +1,11 @@
-"""The compiled stump-search kernels (numba), apart from their orchestration in
-:mod:`.search`: one streaming pass over the sort order per block of features.
+"""The compiled stump-search kernels over the sort order (numba), apart from their
+orchestration in :mod:`.search`: one streaming pass over the sort order per block of features.
 
 Sort-order entries are unsigned; ``entry & mask`` is the sample and ``entry > mask`` flags a
-position after which no threshold may fall (see :mod:`.stumps`).
+position after which no threshold may fall (see :mod:`.stumps`). Every kernel takes the
+round as two tuples, ``samples = (weights, is_positive)`` and ``coefs = (a, b, cp, cn)``
+(:class:`.roots.RootCoefficients`), and writes one :data:`BLOCK` record per block of
+features.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from .roots import round_loss, solve_alpha
+from .roots import solve_alpha
 
 # Slack of the running-sum pre-filter, in units of n * eps * (sum of |terms|): four times
 # the worst-case rounding of a running sum of n terms. Candidates that pass it are re-tested
@@ -21,40 +24,39 @@ from .roots import round_loss, solve_alpha
 FILTER_SLACK = 4.0 * np.finfo(np.float64).eps
 # Relative slack of the exact improvement test: rounding of a handful of terms.
 EXACT_SLACK = 1e-12
-# Search state of one block, in a small array so that the rare path can update it.
-ALPHA, R_POS, R_NEG, S, LOW, HIGH, SLACK, FOUND = range(8)
-FEATURE, POSITION, POLARITY, IDENT = range(4)
+
+# One block's search: its best candidate so far, and (for the conditional search) the
+# improvement test at the best root, ``c . R < s`` (see _set_alpha).
+BLOCK = np.dtype([
+    ("score", np.float64),      # the best root (or loss); the root the test is set at
+    ("feature", np.int64), ("position", np.int64), ("polarity", np.int64),
+    ("ident", np.int64),        # the candidate's index, for ties
+    ("e_pos", np.float64), ("e_neg", np.float64),
+    ("found", np.bool_), ("roots", np.int64),
+    ("r_pos", np.float64), ("r_neg", np.float64), ("s", np.float64),
+    ("low", np.float64), ("high", np.float64),   # the running-sum pre-filter's bounds
+])
+
+
+def new_blocks(n_blocks: int, score: float = -np.inf) -> np.ndarray:
+    """``n_blocks`` empty block records starting from ``score``."""
+    blocks = np.zeros(n_blocks, BLOCK)
+    blocks["score"] = score
+    blocks["feature"] = -1
+    return blocks
+
 
 _jit = numba.njit(cache=True, boundscheck=False)
 _pjit = numba.njit(cache=True, parallel=True, boundscheck=False)
 
 
 @_jit
-def _add_sample(j, weights, is_positive, cum_pos, cum_neg):
+def _add_sample(j, samples, cum_pos, cum_neg):
     """Sample ``j``'s weight added to its class's running sum."""
+    weights, is_positive = samples
     if is_positive[j]:
         return cum_pos + weights[j], cum_neg
     return cum_pos, cum_neg + weights[j]
-
-
-@_jit
-def _advance_cumulative(row, position, mask, weights, is_positive, lane, sums):
-    """Cumulative class weights up to ``position``, summed in sort order.
-
-    ``sums[lane]`` holds ``(next position, cum_pos, cum_neg)`` of the lane's feature, so
-    successive visits of one feature add each sample once: a visit costs the distance
-    from the last one, not the position. The exhaustive kernel adds the same numbers in the
-    same order, so both see bit-identical errors.
-    """
-    start = int(sums[lane, 0])
-    cum_pos = sums[lane, 1]
-    cum_neg = sums[lane, 2]
-    for k in range(start, position + 1):
-        cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive, cum_pos, cum_neg)
-    sums[lane, 0] = position + 1
-    sums[lane, 1] = cum_pos
-    sums[lane, 2] = cum_neg
-    return cum_pos, cum_neg
 
 
 @_jit
@@ -62,6 +64,86 @@ def _errors(cum_pos, cum_neg, polarity):
     if polarity > 0:
         return cum_pos, max(1.0 - cum_neg, 0.0)
     return max(1.0 - cum_pos, 0.0), cum_neg
+
+
+@_jit
+def _record(block, score, f, k, polarity, ident, e_pos, e_neg):
+    block.score = score
+    block.feature = f
+    block.position = k
+    block.polarity = polarity
+    block.ident = ident
+    block.e_pos = e_pos
+    block.e_neg = e_neg
+    block.found = True
+
+
+@_jit
+def cumulative_candidates(row, mask, samples, positions, cums):
+    """The running class sums of one feature in sort order, at each position a threshold
+    may follow: ``cums[i] = (cum_pos, cum_neg)`` after ``positions[i]``. Returns how many.
+    The one running-sum loop of the exhaustive and hull kernels."""
+    cum_pos = 0.0
+    cum_neg = 0.0
+    count = 0
+    for k in range(row.size - 1):
+        cum_pos, cum_neg = _add_sample(row[k] & mask, samples, cum_pos, cum_neg)
+        if row[k] > mask:
+            continue
+        positions[count] = k
+        cums[count, 0] = cum_pos
+        cums[count, 1] = cum_neg
+        count += 1
+    return count
+
+
+@_jit
+def test_terms(alpha, coefs):
+    """``(R_P, R_N, s)`` of the improvement test ``a eP R_P + b eN R_N < s`` at ``alpha``:
+    the notes' ``V(x) = S(x)`` divided by ``x^Cp``, which keeps the numbers small, with
+    ``R = (2 cosh(Cp alpha), 2 cosh(Cn alpha))`` and ``s = a e^{-Cp alpha} + b e^{-Cn alpha}``."""
+    a, b, cp, cn = coefs
+    return (2.0 * math.cosh(cp * alpha), 2.0 * math.cosh(cn * alpha),
+            a * math.exp(-cp * alpha) + b * math.exp(-cn * alpha))
+
+
+@_jit
+def _set_alpha(block, signed, samples, coefs, alpha):
+    """Move the block's improvement test to ``alpha``: R, s and the running-sum bounds.
+
+    With ``u = a R_P cum_pos - b R_N cum_neg`` polarity +1 can improve only if
+    ``u < s - b R_N`` and polarity -1 only if ``u > a R_P - s``.
+    """
+    weights, is_positive = samples
+    a, b = coefs[0], coefs[1]
+    block.score = alpha
+    block.r_pos, block.r_neg, block.s = test_terms(alpha, coefs)
+    coef_pos = a * block.r_pos
+    coef_neg = b * block.r_neg
+    for j in range(weights.size):
+        signed[j] = coef_pos * weights[j] if is_positive[j] else -coef_neg * weights[j]
+    slack = FILTER_SLACK * weights.size * (coef_pos + coef_neg)
+    block.low = block.s - coef_neg + slack
+    block.high = coef_pos - block.s - slack
+
+
+@_jit
+def _advance_cumulative(row, position, mask, samples, lane_sums):
+    """Cumulative class weights up to ``position``, summed in sort order.
+
+    ``lane_sums`` holds ``(next position, cum_pos, cum_neg)`` of the lane's feature, so
+    successive visits of one feature add each sample once: a visit costs the distance
+    from the last one, not the position. :func:`cumulative_candidates` adds the same
+    numbers in the same order, so every kernel sees bit-identical errors.
+    """
+    cum_pos = lane_sums[1]
+    cum_neg = lane_sums[2]
+    for k in range(int(lane_sums[0]), position + 1):
+        cum_pos, cum_neg = _add_sample(row[k] & mask, samples, cum_pos, cum_neg)
+    lane_sums[0] = position + 1
+    lane_sums[1] = cum_pos
+    lane_sums[2] = cum_neg
+    return cum_pos, cum_neg
 
 
 @_jit
@@ -73,101 +155,58 @@ def _prefix(signed, row, position, mask):
 
 
 @_jit
-def _record(best_id, best_err, blk, f, k, polarity, ident, e_pos, e_neg):
-    best_id[blk, FEATURE] = f
-    best_id[blk, POSITION] = k
-    best_id[blk, POLARITY] = polarity
-    best_id[blk, IDENT] = ident
-    best_err[blk, 0] = e_pos
-    best_err[blk, 1] = e_neg
-
-
-@_jit
-def _fill_signed(signed, weights, is_positive, coef_pos, coef_neg):
-    for j in range(weights.size):
-        signed[j] = coef_pos * weights[j] if is_positive[j] else -coef_neg * weights[j]
-
-
-@_jit
-def _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, alpha):
-    """Move the block's improvement test to ``alpha``: R, s and the running-sum bounds.
-
-    The test ``c . R < s`` uses ``R = (2 cosh(Cp alpha), 2 cosh(Cn alpha))`` and
-    ``s = a e^{-Cp alpha} + b e^{-Cn alpha}``: the notes' ``V(x) = S(x)`` divided by
-    ``x^Cp``, which keeps the numbers small. With ``u = a R_P cum_pos - b R_N cum_neg``
-    polarity +1 can improve only if ``u < s - b R_N`` and polarity -1 only if
-    ``u > a R_P - s``.
-    """
-    st[ALPHA] = alpha
-    st[R_POS] = 2.0 * math.cosh(cp * alpha)
-    st[R_NEG] = 2.0 * math.cosh(cn * alpha)
-    st[S] = a * math.exp(-cp * alpha) + b * math.exp(-cn * alpha)
-    coef_pos = a * st[R_POS]
-    coef_neg = b * st[R_NEG]
-    _fill_signed(signed, weights, is_positive, coef_pos, coef_neg)
-    st[SLACK] = FILTER_SLACK * weights.size * (coef_pos + coef_neg)
-    st[LOW] = st[S] - coef_neg + st[SLACK]
-    st[HIGH] = coef_pos - st[S] - st[SLACK]
-
-
-@_jit
-def _visit(row, f, k, n, mask, weights, is_positive, a, b, cp, cn, st, signed,
-           best_id, best_err, blk, lane, sums):
+def _visit(row, mask, f, k, samples, coefs, block, signed, lane_sums):
     """Exact test, and the root if it passes, for both polarities of one threshold.
 
-    Returns (roots solved, whether the test moved). A candidate wins on a larger root, or
-    on an equal root with a smaller index, so the visiting order does not matter. Until
-    the block has a candidate it also accepts a root equal to its seed.
+    Returns whether the test moved. A candidate wins on a larger root, or on an equal root
+    with a smaller index, so the visiting order does not matter. Until the block has a
+    candidate it also accepts a root equal to its seed.
     """
-    cum_pos, cum_neg = _advance_cumulative(row, k, mask, weights, is_positive, lane, sums)
-    n_roots = 0
+    a, b, cp, cn = coefs
+    cum_pos, cum_neg = _advance_cumulative(row, k, mask, samples, lane_sums)
     moved = False
     for polarity in (1, -1):
         e_pos, e_neg = _errors(cum_pos, cum_neg, polarity)
         # The exact test, with room only for the rounding of its own few terms: a slack
         # scaled by the coefficients (as the pre-filter needs) would let every candidate
         # with eP = 0 through once R_P is huge, and solve millions of roots.
-        lhs = a * e_pos * st[R_POS] + b * e_neg * st[R_NEG]
-        if not lhs <= st[S] + EXACT_SLACK * (lhs + st[S]):
+        lhs = a * e_pos * block.r_pos + b * e_neg * block.r_neg
+        if not lhs <= block.s + EXACT_SLACK * (lhs + block.s):
             continue
         root = solve_alpha(e_pos, e_neg, a, b, cp, cn)
-        n_roots += 1
-        ident = (f * n + k) * 2 + (0 if polarity > 0 else 1)
-        alpha = st[ALPHA]
-        if st[FOUND] == 0.0:
+        block.roots += 1
+        ident = (f * row.size + k) * 2 + (0 if polarity > 0 else 1)
+        alpha = block.score
+        if not block.found:
             better = root >= alpha
         else:
-            better = root > alpha or (root == alpha and ident < best_id[blk, IDENT])
+            better = root > alpha or (root == alpha and ident < block.ident)
         if not better:
             continue
-        st[FOUND] = 1.0
-        _record(best_id, best_err, blk, f, k, polarity, ident, e_pos, e_neg)
+        _record(block, root, f, k, polarity, ident, e_pos, e_neg)
         if root != alpha:
             if math.isinf(root):
-                st[ALPHA] = root
-                st[LOW] = -math.inf  # nothing beats a perfect stump: stop testing
-                st[HIGH] = math.inf
+                block.low = -math.inf  # nothing beats a perfect stump: stop testing
+                block.high = math.inf
             else:
-                _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, root)
+                _set_alpha(block, signed, samples, coefs, root)
             moved = True
-    return n_roots, moved
+    return moved
 
 
 @_pjit
-def _conditional_kernel(order, mask, features, weights, is_positive, a, b, cp, cn, alpha0,
-                        best_alpha, best_id, best_err, roots):
+def _conditional_kernel(order, mask, features, samples, coefs, alpha0, blocks):
     """Four features at a time per block: four running sums keep the loads in flight."""
     n = order.shape[1]
     n_features = features.size
-    n_blocks = best_alpha.size
+    n_blocks = blocks.size
     for blk in numba.prange(n_blocks):
+        block = blocks[blk]
         signed = np.empty(n)
-        st = np.zeros(8)
         sums = np.zeros((4, 3))
-        _set_alpha(st, signed, weights, is_positive, a, b, cp, cn, alpha0)
-        low = st[LOW]
-        high = st[HIGH]
-        n_roots = 0
+        _set_alpha(block, signed, samples, coefs, alpha0)
+        low = block.low
+        high = block.high
         start = blk * n_features // n_blocks
         stop = (blk + 1) * n_features // n_blocks
         for i in range(start, stop, 4):
@@ -208,118 +247,36 @@ def _conditional_kernel(order, mask, features, weights, is_positive, a, b, cp, c
                         f, row, j, u = f3, r3, j3, u3
                     if j > mask or low <= u <= high:
                         continue
-                    solved, lane_moved = _visit(row, f, k, n, mask, weights, is_positive,
-                                                a, b, cp, cn, st, signed, best_id,
-                                                best_err, blk, lane, sums)
-                    n_roots += solved
-                    moved = moved or lane_moved
+                    if _visit(row, mask, f, k, samples, coefs, block, signed, sums[lane]):
+                        moved = True
                 if moved:
-                    low = st[LOW]
-                    high = st[HIGH]
+                    low = block.low
+                    high = block.high
                     u0 = _prefix(signed, r0, k, mask)
                     u1 = _prefix(signed, r1, k, mask)
                     u2 = _prefix(signed, r2, k, mask)
                     u3 = _prefix(signed, r3, k, mask)
-        best_alpha[blk] = st[ALPHA] if st[FOUND] != 0.0 else -np.inf
-        roots[blk] = n_roots
+        if not block.found:
+            block.score = -np.inf
 
 
 @_pjit
-def _exhaustive_kernel(order, mask, weights, is_positive, a, b, cp, cn,
-                       best_alpha, best_id, best_err, roots):
+def _exhaustive_kernel(order, mask, samples, coefs, blocks):
+    """Every candidate's root; the first of equal roots wins (the canonical order)."""
+    a, b, cp, cn = coefs
     n_features, n = order.shape
-    n_blocks = best_alpha.size
+    n_blocks = blocks.size
     for blk in numba.prange(n_blocks):
-        alpha = -np.inf
-        n_roots = 0
+        block = blocks[blk]
+        positions = np.empty(n, np.int64)
+        cums = np.empty((n, 2))
         for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
-            row = order[f]
-            cum_pos = 0.0
-            cum_neg = 0.0
-            for k in range(n - 1):
-                cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive,
-                                               cum_pos, cum_neg)
-                if row[k] > mask:
-                    continue
+            for i in range(cumulative_candidates(order[f], mask, samples, positions, cums)):
+                k = positions[i]
                 for polarity in (1, -1):
-                    e_pos, e_neg = _errors(cum_pos, cum_neg, polarity)
+                    e_pos, e_neg = _errors(cums[i, 0], cums[i, 1], polarity)
                     root = solve_alpha(e_pos, e_neg, a, b, cp, cn)
-                    n_roots += 1
-                    if root > alpha:  # first of equal roots wins: the canonical order
-                        alpha = root
-                        _record(best_id, best_err, blk, f, k, polarity,
+                    block.roots += 1
+                    if root > block.score:
+                        _record(block, root, f, k, polarity,
                                 (f * n + k) * 2 + (0 if polarity > 0 else 1), e_pos, e_neg)
-        best_alpha[blk] = alpha
-        roots[blk] = n_roots
-
-
-@_jit
-def _hull_push(hx, hy, hk, size, x, y, k, sign):
-    """Monotone-chain step: pop while the last two points and the new one do not bend
-    toward the origin (``sign`` flips for a chain walked in the other direction)."""
-    while size >= 2:
-        turn = ((hx[size - 1] - hx[size - 2]) * (y - hy[size - 2])
-                - (hy[size - 1] - hy[size - 2]) * (x - hx[size - 2]))
-        if sign * turn > 0.0:
-            break
-        size -= 1
-    hx[size] = x
-    hy[size] = y
-    hk[size] = k
-    return size + 1
-
-
-@_pjit
-def _hull_kernel(order, mask, weights, is_positive, p, q, a, b, cp, cn, loss0,
-                 k_next, p_coef, q_coef, best_loss, best_id, best_err, roots):
-    n_features, n = order.shape
-    n_blocks = best_loss.size
-    for blk in numba.prange(n_blocks):
-        # Lower-left hulls of the two staircases: polarity +1 moves right and down,
-        # polarity -1 left and up, hence the opposite turn signs.
-        hx = np.empty((2, n))
-        hy = np.empty((2, n))
-        hk = np.empty((2, n), np.int64)
-        # Start from the seed's loss (at most L(0) = 1); until the block has a candidate
-        # of its own it also accepts a loss equal to the seed's, so ties go to the first.
-        loss_best = loss0
-        found = False
-        n_roots = 0
-        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
-            row = order[f]
-            cum_pos = 0.0
-            cum_neg = 0.0
-            size_plus = 0
-            size_minus = 0
-            for k in range(n - 1):
-                cum_pos, cum_neg = _add_sample(row[k] & mask, weights, is_positive,
-                                               cum_pos, cum_neg)
-                if row[k] > mask:
-                    continue
-                size_plus = _hull_push(hx[0], hy[0], hk[0], size_plus,
-                                       cum_pos, max(1.0 - cum_neg, 0.0), k, 1.0)
-                size_minus = _hull_push(hx[1], hy[1], hk[1], size_minus,
-                                        max(1.0 - cum_pos, 0.0), cum_neg, k, -1.0)
-            for side in range(2):
-                polarity = 1 if side == 0 else -1
-                for v in range(size_plus if side == 0 else size_minus):
-                    e_pos = hx[side, v]
-                    e_neg = hy[side, v]
-                    if a * e_pos + b * e_neg >= 0.5:  # root <= 0: cannot lower the loss
-                        continue
-                    bound = math.inf
-                    for i in range(k_next.size):
-                        bound = min(bound, k_next[i] + e_pos * p_coef[i] + e_neg * q_coef[i])
-                    if bound > loss_best or (found and bound == loss_best):
-                        continue
-                    alpha = solve_alpha(e_pos, e_neg, a, b, cp, cn)
-                    n_roots += 1
-                    loss = round_loss(alpha, e_pos, e_neg, p, q, cp, cn)
-                    if loss < loss_best or (not found and loss == loss_best):
-                        found = True
-                        loss_best = loss
-                        k = hk[side, v]
-                        _record(best_id, best_err, blk, f, k, polarity,
-                                (f * 2 + side) * n + k, e_pos, e_neg)
-        best_loss[blk] = loss_best
-        roots[blk] = n_roots

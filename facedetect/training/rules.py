@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .binned import BinnedFeatures, binned_root_search
-from .roots import cs_solve_each, cs_solve_scipy, cs_solve_vectorized, loss_vectorized
+from .cs_roots import cs_solve_each, cs_solve_scipy, cs_solve_vectorized, loss_vectorized
+from .roots import RootCoefficients
 from .search import conditional_root_search, exhaustive_root_search, hull_loss_search
 from .stumps import candidate_errors
 
@@ -33,23 +34,25 @@ class RoundState:
     cn: float
     binned: BinnedFeatures | None = None   # compact features instead of values_t / order
 
+    @property
+    def coefs(self) -> RootCoefficients:
+        return RootCoefficients(self.a, self.b, self.cp, self.cn)
+
 
 def max_root_conditional(state: RoundState):
     """AdaBoostDB: the largest root, found by the conditional search."""
-    return conditional_root_search(state.order, state.weights, state.is_positive,
-                                   state.a, state.b, state.cp, state.cn)
+    return conditional_root_search(state.order, state.weights, state.is_positive, state.coefs)
 
 
 def max_root_exhaustive(state: RoundState):
     """AdaBoostDB without conditional search (DBN): every root solved."""
-    return exhaustive_root_search(state.order, state.weights, state.is_positive,
-                                  state.a, state.b, state.cp, state.cn)
+    return exhaustive_root_search(state.order, state.weights, state.is_positive, state.coefs)
 
 
 def min_loss_hull(state: RoundState):
     """Cost-Sensitive AdaBoost's criterion, exactly, over per-feature hull vertices."""
-    return hull_loss_search(state.order, state.weights, state.is_positive, state.p, state.q,
-                            state.a, state.b, state.cp, state.cn)
+    return hull_loss_search(state.order, state.weights, state.is_positive,
+                            (state.p, state.q), state.coefs)
 
 
 def min_loss_brute_force(state: RoundState, solver: str = "vectorized",
@@ -106,8 +109,8 @@ def select_binned(selection: str, search: str, state: RoundState):
     if selection != "root":
         raise ValueError("minimum-loss selection (Cost-Sensitive AdaBoost, selection="
                          "'loss') needs exact features: train with exact storage")
-    return binned_root_search(state.binned, state.weights, state.is_positive, state.a,
-                              state.b, state.cp, state.cn, exhaustive=search == "exhaustive")
+    return binned_root_search(state.binned, state.weights, state.is_positive, state.coefs,
+                              exhaustive=search == "exhaustive")
 
 
 RULES = {

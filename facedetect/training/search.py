@@ -12,6 +12,8 @@ are identical on every machine.
 - :func:`hull_loss_search`: minimum ``L*`` (Cost-Sensitive AdaBoost's rule), exactly, by
   evaluating only the vertices of each feature's lower-left convex hull.
 
+Each takes the round's sample weights and classes, and its :class:`.roots.RootCoefficients`.
+
 Sort-order entries are unsigned; ``entry & mask`` is the sample and ``entry > mask`` flags a
 position after which no threshold may fall (see :mod:`.stumps`).
 """
@@ -22,14 +24,9 @@ import math
 
 import numpy as np
 
-from ._search_kernels import (
-    FEATURE,
-    IDENT,
-    _conditional_kernel,
-    _exhaustive_kernel,
-    _hull_kernel,
-)
-from .roots import round_loss
+from ._hull_kernels import _hull_kernel
+from ._search_kernels import _conditional_kernel, _exhaustive_kernel, new_blocks
+from .roots import RootCoefficients, round_loss
 from .stumps import order_mask
 
 N_BLOCKS = 16
@@ -44,36 +41,39 @@ def n_blocks_for(n_features: int) -> int:
     return min(N_BLOCKS, max(1, n_features // MIN_BLOCK_FEATURES))
 
 
-def _empty_results(n_blocks):
-    return (np.full(n_blocks, -np.inf), np.full((n_blocks, 4), -1, np.int64),
-            np.zeros((n_blocks, 2)), np.zeros(n_blocks, np.int64))
-
-
-def _merge(score, best_id, best_err, roots, larger_is_better=True):
-    """Winner over blocks; equal scores go to the lowest candidate index."""
-    valid = np.flatnonzero(best_id[:, FEATURE] >= 0)
+def merge_blocks(blocks, larger_is_better: bool = True) -> dict | None:
+    """Winner over the blocks' records; equal scores go to the lowest candidate index."""
+    valid = np.flatnonzero(blocks["found"])
     if valid.size == 0:
         return None
-    key = score[valid] if larger_is_better else -score[valid]
+    score = blocks["score"][valid]
+    key = score if larger_is_better else -score
     tied = valid[key == key.max()]
-    winner = tied[np.argmin(best_id[tied, IDENT])]
-    f, k, polarity = (int(v) for v in best_id[winner, :3])
-    return {"feature": f, "position": k, "polarity": polarity,
-            "e_pos": float(best_err[winner, 0]), "e_neg": float(best_err[winner, 1]),
-            "score": float(score[winner]), "roots": int(roots.sum())}
+    winner = blocks[tied[np.argmin(blocks["ident"][tied])]]
+    return {"feature": int(winner["feature"]), "position": int(winner["position"]),
+            "polarity": int(winner["polarity"]),
+            "e_pos": float(winner["e_pos"]), "e_neg": float(winner["e_neg"]),
+            "score": float(winner["score"]), "roots": int(blocks["roots"].sum())}
+
+
+def kernel_arguments(weights, is_positive, coefs) -> tuple[tuple, tuple]:
+    """``(samples, coefs)`` as the kernels take them: arrays of one dtype, plain floats."""
+    samples = (np.ascontiguousarray(weights, dtype=np.float64),
+               np.ascontiguousarray(is_positive, dtype=np.bool_))
+    return samples, tuple(float(c) for c in coefs)
 
 
 # --- max root: the conditional search ------------------------------------------------------
 
-def _run_conditional(order, features, weights, is_positive, a, b, cp, cn, alpha0, n_blocks):
-    best_alpha, best_id, best_err, roots = _empty_results(n_blocks)
-    _conditional_kernel(order, order_mask(order), features, weights, is_positive,
-                        a, b, cp, cn, alpha0, best_alpha, best_id, best_err, roots)
-    return _merge(best_alpha, best_id, best_err, roots)
+def _run_conditional(order, features, samples, coefs, alpha0, n_blocks):
+    blocks = new_blocks(n_blocks)
+    _conditional_kernel(order, order_mask(order), features, samples, coefs, float(alpha0),
+                        blocks)
+    return merge_blocks(blocks)
 
 
-def conditional_root_search(order, weights, is_positive, a, b, cp, cn,
-                            seed_stride=SEED_STRIDE):
+def conditional_root_search(order, weights, is_positive, coefs: RootCoefficients,
+                            seed_stride: int = SEED_STRIDE) -> dict | None:
     """AdaBoostDB's conditional search: the candidate with the largest root.
 
     Two passes, the first over every ``seed_stride``-th feature only: it finds a good
@@ -86,13 +86,14 @@ def conditional_root_search(order, weights, is_positive, a, b, cp, cn,
     when no candidate has a positive root.
     """
     n_features = order.shape[0]
+    samples, coefs = kernel_arguments(weights, is_positive, coefs)
     seed = None
     if n_features >= 2 * seed_stride:
         sample = np.arange(0, n_features, seed_stride)
-        seed = _run_conditional(order, sample, weights, is_positive, a, b, cp, cn, 0.0, 1)
+        seed = _run_conditional(order, sample, samples, coefs, 0.0, 1)
     alpha0 = 0.0 if seed is None or math.isinf(seed["score"]) else seed["score"]
-    result = _run_conditional(order, np.arange(n_features), weights, is_positive,
-                              a, b, cp, cn, alpha0, n_blocks_for(n_features))
+    result = _run_conditional(order, np.arange(n_features), samples, coefs, alpha0,
+                              n_blocks_for(n_features))
     if result is None:
         result = seed
     elif seed is not None:
@@ -104,13 +105,13 @@ def conditional_root_search(order, weights, is_positive, a, b, cp, cn,
 
 # --- max root: every root solved (DBN) -------------------------------------------------------
 
-def exhaustive_root_search(order, weights, is_positive, a, b, cp, cn):
+def exhaustive_root_search(order, weights, is_positive,
+                           coefs: RootCoefficients) -> dict | None:
     """Every candidate's root solved, the largest kept (DBN). Same output as above."""
-    n_blocks = n_blocks_for(order.shape[0])
-    best_alpha, best_id, best_err, roots = _empty_results(n_blocks)
-    _exhaustive_kernel(order, order_mask(order), weights, is_positive, a, b, cp, cn,
-                       best_alpha, best_id, best_err, roots)
-    result = _merge(best_alpha, best_id, best_err, roots)
+    blocks = new_blocks(n_blocks_for(order.shape[0]))
+    samples, coefs = kernel_arguments(weights, is_positive, coefs)
+    _exhaustive_kernel(order, order_mask(order), samples, coefs, blocks)
+    result = merge_blocks(blocks)
     if result is None or result["score"] <= 0.0:
         return None
     return result
@@ -135,7 +136,8 @@ def loss_bound_grid(p, q, cp, cn, n_points: int = 32):
     return k_next, p_coef, q_coef
 
 
-def hull_loss_search(order, weights, is_positive, p, q, a, b, cp, cn):
+def hull_loss_search(order, weights, is_positive, masses: tuple[float, float],
+                     coefs: RootCoefficients) -> dict | None:
     """The candidate of minimum ``L*``; ``score`` is that loss. None if nothing beats 1.
 
     The max-root candidate (the conditional search) is usually close to the min-loss one;
@@ -143,16 +145,18 @@ def hull_loss_search(order, weights, is_positive, p, q, a, b, cp, cn):
     without solving its root. Candidates are indexed ``(feature, polarity, position)``
     for ties, as in :func:`facedetect.training.rules.min_loss_brute_force`.
     """
-    seed = conditional_root_search(order, weights, is_positive, a, b, cp, cn)
+    coefs = RootCoefficients(*coefs)
+    seed = conditional_root_search(order, weights, is_positive, coefs)
     if seed is None:
         return None
-    loss0 = min(1.0, round_loss(seed["score"], seed["e_pos"], seed["e_neg"], p, q, cp, cn))
-    n_blocks = n_blocks_for(order.shape[0])
-    best_loss, best_id, best_err, roots = _empty_results(n_blocks)
-    k_next, p_coef, q_coef = loss_bound_grid(p, q, cp, cn)
-    _hull_kernel(order, order_mask(order), weights, is_positive, p, q, a, b, cp, cn, loss0,
-                 k_next, p_coef, q_coef, best_loss, best_id, best_err, roots)
-    result = _merge(best_loss, best_id, best_err, roots, larger_is_better=False)
+    p, q = (float(m) for m in masses)
+    loss0 = min(1.0, round_loss(seed["score"], seed["e_pos"], seed["e_neg"], p, q,
+                                coefs.cp, coefs.cn))
+    blocks = new_blocks(n_blocks_for(order.shape[0]), score=loss0)
+    samples, kernel_coefs = kernel_arguments(weights, is_positive, coefs)
+    _hull_kernel(order, order_mask(order), samples, kernel_coefs, (p, q),
+                 loss_bound_grid(p, q, coefs.cp, coefs.cn), blocks)
+    result = merge_blocks(blocks, larger_is_better=False)
     if result is not None:
         result["roots"] += seed["roots"]
     return result
