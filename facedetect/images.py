@@ -94,6 +94,16 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
 
     An image whose header declares more than ``max_pixels`` pixels is refused before it
     is decoded (None: no limit).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from PIL import Image
+    >>> path = Path(tempfile.mkdtemp()) / "grey.png"
+    >>> Image.new("RGB", (4, 2), (255, 0, 0)).save(path)
+    >>> grey = read_grey(path)
+    >>> grey.shape, grey.dtype.name, int(grey[0, 0])
+    ((2, 4), 'uint8', 76)
     """
     path = Path(path)
     try:

@@ -14,7 +14,14 @@ import numpy as np
 
 @dataclass
 class BinaryRates:
-    """Counts and rates of a binary decision against labels (1 = positive)."""
+    """Counts and rates of a binary decision against labels (1 = positive).
+
+    Examples
+    --------
+    >>> rates = binary_rates([1, 1, 0, 0], [1, 0, 0, 0])
+    >>> rates.false_negative_rate, rates.false_positive_rate
+    (0.5, 0.0)
+    """
 
     n_positive: int
     n_negative: int
@@ -68,7 +75,13 @@ def binary_rates(labels, predicted) -> BinaryRates:
 
 
 def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
-    """PCF: the x axis of cost space."""
+    """PCF: the x axis of cost space.
+
+    Examples
+    --------
+    >>> probability_cost(0.5, (1, 10)), probability_cost(0.5)
+    (0.09090909090909091, 0.5)
+    """
     cp, cn = cost
     return prior_positive * cp / (prior_positive * cp + (1 - prior_positive) * cn)
 
@@ -108,6 +121,12 @@ def roc_points(labels, scores, n_points: int = 21):
 
     Thresholds are quantiles of the scores (plus both ends), predicting positive where
     ``score > threshold``.
+
+    Examples
+    --------
+    >>> points = roc_points([1, 1, 0, 0], [0.9, 0.4, 0.6, 0.1], n_points=3)
+    >>> [(p["false_negative_rate"], p["false_positive_rate"]) for p in points]
+    [(0.0, 1.0), (0.0, 1.0), (0.0, 0.5), (0.5, 0.5), (1.0, 0.0)]
     """
     labels = np.asarray(labels).astype(bool)
     scores = np.asarray(scores, dtype=np.float64)

@@ -88,7 +88,15 @@ def calibrated_probability(calibration: dict, scores) -> np.ndarray:
 
 
 def load_document(path) -> dict:
-    """Read and validate a model file; any problem is one clear FacedetectError."""
+    """Read and validate a model file; any problem is one clear FacedetectError.
+
+    Examples
+    --------
+    >>> import importlib.resources
+    >>> document = load_document(importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> document["format"], document["version"], document["algorithm"], document["cost"]
+    ('facedetect-model', 1, 'db', [1.0, 10.0])
+    """
     from pathlib import Path
     path = Path(path)
     try:
@@ -109,7 +117,18 @@ def reseal(document: dict) -> dict:
 
 
 def save_document(path, document: dict):
-    """Write a model document atomically as JSON, with a fresh checksum."""
+    """Write a model document atomically as JSON, with a fresh checksum.
+
+    Examples
+    --------
+    >>> import importlib.resources, tempfile
+    >>> from pathlib import Path
+    >>> document = load_document(importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> document["training"]["note"] = "copied"
+    >>> copy = save_document(Path(tempfile.mkdtemp()) / "copy.json", document)
+    >>> load_document(copy)["training"]["note"], load_document(copy)["sha256"] != document["sha256"]
+    ('copied', True)
+    """
     from .atomic import atomic_write_text
     document = reseal(dict(document))
     return atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")

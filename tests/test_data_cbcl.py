@@ -197,7 +197,7 @@ def test_oversized_window_member_is_refused_before_it_is_read(tmp_path, monkeypa
 
 
 def test_oversized_nested_archive_is_refused(tmp_path, monkeypatch):
-    from facedetect.data import cbcl as cbcl_module
+    from facedetect.data import cbcl_files as cbcl_module
     monkeypatch.setattr(cbcl_module, "MAX_NESTED_BYTES", 1000)
     windows = random_windows(6)
     archive = write_official_archive(tmp_path / "faces.tar.gz", {"train": {
@@ -252,7 +252,7 @@ def test_data_info_errors_name_the_subcommand(tmp_path, capsys):
 
 
 def test_a_huge_file_in_a_data_folder_is_refused_before_reading(tmp_path, monkeypatch):
-    from facedetect.data import cbcl as cbcl_module
+    from facedetect.data import cbcl_files as cbcl_module
     for cls in ("face", "non-face"):
         (tmp_path / "train" / cls).mkdir(parents=True)
         for k in range(3):

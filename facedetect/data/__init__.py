@@ -6,6 +6,7 @@ from .locate import find_cbcl
 from .synthetic import (
     BayesOptimalClassifier,
     make_bayes,
+    make_toy_windows,
     make_two_clouds,
     projection_features,
 )
@@ -13,6 +14,6 @@ from .uci import UCI_SETS, load_uci
 
 __all__ = [
     "CBCLData", "load_cbcl", "find_cbcl", "fetch_cbcl", "check_archive",
-    "make_bayes", "make_two_clouds", "projection_features", "BayesOptimalClassifier",
+    "make_bayes", "make_toy_windows", "make_two_clouds", "projection_features", "BayesOptimalClassifier",
     "UCI_SETS", "load_uci",
 ]

@@ -19,7 +19,14 @@ TWO_CLOUDS_NEGATIVE = ((0.6, 0.3), 0.5, 1.6)
 
 
 def make_bayes(n_samples: int = 2000, seed: int = 0):
-    """Points from the Bayes set; ``y`` is 1 for positives, 0 for negatives (equal priors)."""
+    """Points from the Bayes set; ``y`` is 1 for positives, 0 for negatives (equal priors).
+
+    Examples
+    --------
+    >>> X, y = make_bayes(100, seed=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((100, 2), [0, 1])
+    """
     rng = np.random.default_rng(seed)
     y = (np.arange(n_samples) < n_samples // 2).astype(np.int8)
     means = np.where(y[:, None] == 1, BAYES_MEAN_POSITIVE, BAYES_MEAN_NEGATIVE)
@@ -34,6 +41,13 @@ class BayesOptimalClassifier:
 
     Predict positive when ``Cp p(+) f+(x) > Cn p(-) f-(x)``; with equal covariances this is
     the linear rule ``w . x > t``.
+
+    Examples
+    --------
+    >>> X, y = make_bayes(1000, seed=0)
+    >>> bayes = BayesOptimalClassifier(cost=(1, 10))
+    >>> bool((bayes.predict(X) == y).mean() > 0.5), [round(e, 3) for e in bayes.error_rates()]
+    (True, [0.56, 0.016])
     """
 
     def __init__(self, cost=(1.0, 1.0), prior_positive: float = 0.5):
@@ -71,7 +85,14 @@ def _uniform_annulus(rng, n, centre, r_inner, r_outer):
 
 
 def make_two_clouds(n_samples: int = 2000, seed: int = 0):
-    """Positives uniform in a disc, negatives uniform in an overlapping annulus."""
+    """Positives uniform in a disc, negatives uniform in an overlapping annulus.
+
+    Examples
+    --------
+    >>> X, y = make_two_clouds(100, seed=0)
+    >>> X.shape, int(y.sum())
+    ((100, 2), 50)
+    """
     rng = np.random.default_rng(seed)
     n_pos = n_samples // 2
     pos = _uniform_annulus(rng, n_pos, *TWO_CLOUDS_POSITIVE)
@@ -87,7 +108,36 @@ def projection_features(points, n_angles: int = 64) -> np.ndarray:
 
     A stump on projection ``k`` is a half-plane whose normal has angle ``k*pi/n_angles``;
     both polarities cover the opposite directions.
+
+    Examples
+    --------
+    >>> projection_features(np.array([[1.0, 0.0]]), n_angles=4).round(3).tolist()
+    [[1.0, 0.707, 0.0, -0.707]]
     """
     angles = np.arange(n_angles) * np.pi / n_angles
     directions = np.column_stack([np.cos(angles), np.sin(angles)])
     return np.asarray(points, dtype=np.float64) @ directions.T
+
+
+def make_toy_windows(n_faces: int = 40, n_non_faces: int = 60, seed: int = 0):
+    """A tiny CBCL-shaped data set for examples and quick tests: 19x19 "faces" (grey with a
+    dark band where eyes would be) and uniform noise as non-faces.
+
+    Examples
+    --------
+    >>> data = make_toy_windows()
+    >>> data.images.shape, int(data.labels.sum()), data.names[0]
+    ((100, 19, 19), 40, 'train/face/0.pgm')
+    """
+    from pathlib import Path
+
+    from .cbcl import CBCLData
+
+    rng = np.random.default_rng(seed)
+    faces = np.clip(rng.normal(150, 20, (n_faces, 19, 19)), 0, 255).astype(np.uint8)
+    faces[:, 6:9, :] = 40
+    others = rng.integers(0, 256, (n_non_faces, 19, 19), dtype=np.uint8)
+    labels = np.r_[np.ones(n_faces), np.zeros(n_non_faces)].astype(np.int8)
+    names = ([f"train/face/{i}.pgm" for i in range(n_faces)]
+             + [f"train/non-face/{i}.pgm" for i in range(n_non_faces)])
+    return CBCLData(np.concatenate([faces, others]), labels, names, Path("toy"))

@@ -64,6 +64,15 @@ def load_uci(name: str, root: str | Path | None = None):
     -------
     X : (n_samples, n_features) float64 array
     y : (n_samples,) int8 array, 1 for the positive (more valuable) class
+
+    Examples
+    --------
+    >>> sorted(UCI_SETS)
+    ['australian', 'diabetes', 'german', 'ionosphere', 'spambase']
+    >>> load_uci("diabetes", root="/nonexistent")     # the Pima set, where it is not
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.DataNotFoundError: /nonexistent: no such UCI data folder (the given folder)
     """
     if name not in UCI_SETS:
         raise FacedetectError(f"unknown UCI set {name!r}; choose from {sorted(UCI_SETS)}")

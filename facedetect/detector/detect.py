@@ -28,7 +28,17 @@ MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
 class DetectionParams:
     """Scan settings. A model's own settings (its ``detection`` section, chosen at
     training from held-out data) come from :func:`params_for`; these defaults are
-    OpenCV's ``detectMultiScale`` rule at the raw threshold 0."""
+    OpenCV's ``detectMultiScale`` rule at the raw threshold 0.
+
+    Examples
+    --------
+    >>> params = DetectionParams(scale_factor=1.2, min_neighbors=2)
+    >>> params.validate()
+    >>> DetectionParams(scale_factor=1.0).validate()
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: scale_factor must be in [1.001, 10]
+    """
 
     scale_factor: float = 1.1
     step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)

@@ -98,7 +98,20 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
 def export_opencv(model, path, stage_threshold: float = 0.0):
     """Write the cascade XML atomically. OpenCV reads its thresholds as float32, so one
     beyond float32's range (which would read as infinity: a cascade that never fires) is
-    refused."""
+    refused.
+
+    Examples
+    --------
+    >>> import importlib.resources, tempfile
+    >>> import cv2
+    >>> from pathlib import Path
+    >>> from facedetect.detector.model import HaarDetectorModel
+    >>> model = HaarDetectorModel.load(
+    ...     importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> path = export_opencv(model, Path(tempfile.mkdtemp()) / "cascade.xml")
+    >>> cv2.CascadeClassifier(str(path)).empty()
+    False
+    """
     if not abs(stage_threshold) < FLOAT32_LIMIT:
         from ..errors import FacedetectError
         raise FacedetectError(f"the stage threshold {stage_threshold:g} does not fit the "

@@ -27,6 +27,17 @@ class HaarDetectorModel:
     thresholds, polarities, alphas : arrays, one entry per stump
     cost : (Cp, Cn) it was trained for
     document : the full model file content (metadata, split, diagnostics)
+
+    Examples
+    --------
+    >>> import importlib.resources
+    >>> model = HaarDetectorModel.load(
+    ...     importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> model.window, model.n_stumps, model.cost
+    ((19, 19), 300, (1.0, 10.0))
+    >>> windows = np.full((2, 19, 19), 128, np.uint8)
+    >>> model.decision_function(windows).shape
+    (2,)
     """
 
     window: tuple[int, int]

@@ -49,6 +49,12 @@ class HaarFeaturePool:
     n_rects : (n_features,) int8 array
     types : (n_features,) int8 array
         Index into ``FEATURE_TYPES``.
+
+    Examples
+    --------
+    >>> pool = haar_feature_pool(19, 19)
+    >>> len(pool), pool.feature(0)
+    (63960, [(0, 0, 1, 1, -1.0), (1, 0, 1, 1, 1.0)])
     """
 
     width: int

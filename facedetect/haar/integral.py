@@ -50,6 +50,11 @@ def squared_integral_image(images: np.ndarray) -> np.ndarray:
 
     A 19x19 window of 8-bit pixels sums squares up to 361 * 255**2, over 2**24, which is
     why this never uses float32.
+
+    Examples
+    --------
+    >>> squared_integral_image(np.array([[1, 2], [3, 4]], np.uint8)).tolist()
+    [[0, 0, 0], [0, 1, 5], [0, 10, 30]]
     """
     images = np.asarray(images)
     kind = np.int64 if np.issubdtype(images.dtype, np.integer) else np.float64
@@ -62,6 +67,12 @@ def rectangle_sums(ii: np.ndarray, x, y, w, h) -> np.ndarray:
 
     ``x, y, w, h`` broadcast against each other; ``ii`` may carry leading window axes, in
     which case the result has those axes first and the rectangle axes last.
+
+    Examples
+    --------
+    >>> ii = integral_image(np.arange(16, dtype=np.uint8).reshape(4, 4))
+    >>> int(rectangle_sums(ii, x=1, y=1, w=2, h=2)), 5 + 6 + 9 + 10
+    (30, 30)
     """
     x, y, w, h = (np.asarray(v, dtype=np.intp) for v in (x, y, w, h))
     return ii[..., y + h, x + w] - ii[..., y, x + w] - ii[..., y + h, x] + ii[..., y, x]
@@ -95,6 +106,14 @@ def normalization_factors(ii: np.ndarray, sq_ii: np.ndarray, width: int, height:
     Returns
     -------
     nf : float64 array over the leading axes of ``ii`` (and the broadcast origins).
+
+    Examples
+    --------
+    >>> window = np.arange(16, dtype=np.uint8).reshape(4, 4) * 10
+    >>> nf = normalization_factors(integral_image(window), squared_integral_image(window), 4, 4)
+    >>> inner = window[1:3, 1:3].astype(float)               # the one-pixel border left out
+    >>> round(float(nf), 6), round(float(np.sqrt(4 * (inner ** 2).sum() - inner.sum() ** 2)), 6)
+    (82.462113, 82.462113)
     """
     nx, ny, nw, nh = normalization_rectangle(width, height)
     x = np.asarray(x0) + nx

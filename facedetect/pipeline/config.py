@@ -22,6 +22,17 @@ THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
 
 @dataclass
 class TrainConfig:
+    """What ``train-detector`` learns: the learner, the data split, augmentation, the
+    operating point and bootstrapping (``train-detector --help`` describes each field).
+    How a run reports and saves is :class:`.run.RunOptions`.
+
+    Examples
+    --------
+    >>> config = TrainConfig(cost=(1, 10), rounds=50)
+    >>> config.algorithm, config.uses_exact, config.as_dict()["cost"]
+    ('db', False, [1, 10])
+    """
+
     cost: tuple[float, float] = (1.0, 1.0)
     rounds: int = 200
     algorithm: str = "db"

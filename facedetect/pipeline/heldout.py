@@ -58,6 +58,17 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     decides at the raw threshold 0 and the report says so. NEC is at the operating
     point's cost and prior where there is one, else at the model's cost and the data's
     priors.
+
+    Examples
+    --------
+    >>> from facedetect.data import make_toy_windows
+    >>> from facedetect.pipeline.train import TrainConfig, train_detector
+    >>> data = make_toy_windows()
+    >>> config = TrainConfig(cost=(1, 10), rounds=3, jitter=0, mirror=False, bootstrap_rounds=0)
+    >>> model = train_detector(config, data, progress=False).model
+    >>> report = evaluate(model, data)
+    >>> report["split"], report["n_stumps"], report["threshold_source"]
+    ('heldout', 1, 'operating point')
     """
     indices = evaluation_indices(model, data, split)
     scores = model.decision_function(data.images[indices])

@@ -37,6 +37,14 @@ class RunOptions:
     storage; compact features beyond it spill to a temporary file. The image operating
     point allows ``false_alarm_target`` false alarms per megapixel on the held-out negative
     pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr).
+
+    Examples
+    --------
+    >>> RunOptions(checkpoint_every=5).check()
+    >>> RunOptions(checkpoint_every=0).check()
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: checkpoint_every must be at least 1, got 0
     """
 
     checkpoint: Path | None = None

@@ -62,7 +62,16 @@ def check_memory_setting(memory: int, n_windows: int, n_features: int, exact: bo
 
 
 def exact_features(windows: np.ndarray, pool, progress: bool = True):
-    """``(X, order)``: the float32 matrix and its presorted order."""
+    """``(X, order)``: the float32 matrix and its presorted order.
+
+    Examples
+    --------
+    >>> from facedetect.haar import haar_feature_pool
+    >>> X, order = exact_features(np.zeros((3, 19, 19), np.uint8), haar_feature_pool(19, 19),
+    ...                           progress=False)
+    >>> X.shape, order.shape
+    ((3, 63960), (63960, 3))
+    """
     X = feature_matrix(windows, pool, progress=progress)
     return X, presort(X.T)
 

@@ -54,6 +54,14 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
     :class:`.bootstrap.NegativeSet`, or a list of grey pictures) join the training
     negatives. The held-out pictures of a NegativeSet then choose the image operating
     point (:mod:`.image_point`).
+
+    Examples
+    --------
+    >>> from facedetect.data import make_toy_windows
+    >>> config = TrainConfig(cost=(1, 10), rounds=3, jitter=0, mirror=False, bootstrap_rounds=0)
+    >>> result = train_detector(config, make_toy_windows(), progress=False)
+    >>> result.model.window, result.train_counts
+    ((19, 19), {'faces': 24, 'non_faces': 36})
     """
     options = options or RunOptions()
     start = time.perf_counter()
@@ -67,17 +75,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
         raise FacedetectError("bootstrapping needs negative pictures")
     train, held = split_indices(cbcl.labels, config)
     train, calibration = calibration_indices(cbcl.labels, train, config)
-    run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
-    if negatives is not None and config.bootstrap_rounds:
-        run_config["negatives_sha256"] = negatives.fingerprint
-    checkpoint = options.checkpoint
-    if checkpoint is None and out is not None:
-        checkpoint = Path(str(out) + ".checkpoint.json")
-    memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
-    run = Run(config, run_config, haar_feature_pool(19, 19), checkpoint,
-               options.checkpoint_every, progress, options.log, memory, negatives,
-               options.warn or (lambda line: print(line, file=sys.stderr)))
-    state = load_checkpoint(checkpoint, run_config) if resume else RunState()
+    run = _new_run(config, cbcl, negatives, out, progress, options)
+    state = load_checkpoint(run.checkpoint, run.run_config) if resume else RunState()
     if state.boosting is not None and len(state.boosting.alphas) > config.rounds:
         state.boosting = _first_rounds(state.boosting, config.rounds)
     base = training_windows(cbcl.images[train], cbcl.labels[train], config.mirror,
@@ -91,10 +90,25 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
     model.document["training"]["seconds"] = round(seconds, 2)
     if out is not None:
         model = _resave(model, out)
-        if checkpoint is not None:
-            remove_checkpoint(checkpoint)
+        if run.checkpoint is not None:
+            remove_checkpoint(run.checkpoint)
     return TrainResult(model, seconds, run.feature_seconds,
                        {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+
+
+def _new_run(config: TrainConfig, cbcl, negatives, out, progress: bool,
+             options: RunOptions) -> Run:
+    """What the stages share: settings, the data's fingerprints, checkpoint and memory."""
+    run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
+    if negatives is not None and config.bootstrap_rounds:
+        run_config["negatives_sha256"] = negatives.fingerprint
+    checkpoint = options.checkpoint
+    if checkpoint is None and out is not None:
+        checkpoint = Path(str(out) + ".checkpoint.json")
+    memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
+    return Run(config, run_config, haar_feature_pool(19, 19), checkpoint,
+               options.checkpoint_every, progress, options.log, memory, negatives,
+               options.warn or (lambda line: print(line, file=sys.stderr)))
 
 
 def _boost_and_mine(run: Run, base, state: RunState):

@@ -69,6 +69,17 @@ class CostSensitiveAdaBoost(BoostedStumps):
         ``scipy``: the same through ``scipy.optimize.brentq`` (pure-Python per candidate;
         slow, for small pools). ``vectorized``: all candidates of a chunk of features at
         once with numpy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from facedetect.data import make_two_clouds, projection_features
+    >>> points, y = make_two_clouds(200, seed=0)
+    >>> X = projection_features(points, n_angles=8)
+    >>> model = CostSensitiveAdaBoost(n_rounds=5, cost=(10, 1)).fit(X, y)
+    >>> predicted = model.predict(X)
+    >>> float(np.mean(predicted[y == 1] == 0)), float(np.mean(predicted[y == 0] == 1))
+    (0.0, 0.57)
     """
 
     algorithm = "cs"
@@ -91,7 +102,18 @@ class CostSensitiveAdaBoost(BoostedStumps):
 
 class AdaBoost(BoostedStumps):
     """Discrete AdaBoost, the symmetric baseline: the stump of least weighted error,
-    ``alpha = 1/2 log((1 - e) / e)``. Starts from class-balanced weights like the others."""
+    ``alpha = 1/2 log((1 - e) / e)``. Starts from class-balanced weights like the others.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 5))
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(int)
+    >>> model = AdaBoost(n_rounds=20).fit(X, y)
+    >>> model.n_rounds_, int(model.features_[0]), bool(model.score(X, y) > 0.8)
+    (20, 0, True)
+    """
 
     algorithm = "adaboost"
     cost = (1.0, 1.0)  # a class attribute, not a parameter: AdaBoost has no costs
@@ -111,7 +133,17 @@ class AdaBoost(BoostedStumps):
 
 class AsymmetricInitAdaBoost(AdaBoost):
     """AdaBoost whose initial class masses are proportional to the costs
-    (Landesa-Vázquez & Alba-Castro 2012): ``Wp : Wn = Cp : Cn``."""
+    (Landesa-Vázquez & Alba-Castro 2012): ``Wp : Wn = Cp : Cn``.
+
+    Examples
+    --------
+    >>> from facedetect.data import make_two_clouds, projection_features
+    >>> points, y = make_two_clouds(400, seed=0)
+    >>> X = projection_features(points, n_angles=16)
+    >>> model = AsymmetricInitAdaBoost(n_rounds=10, cost=(1, 10)).fit(X, y)
+    >>> model.class_masses_
+    (0.09090909090909091, 0.9090909090909091)
+    """
 
     algorithm = "asym-init"
 

@@ -64,6 +64,12 @@ class BinnedFeatures:
     ``bins`` may be a memory map (:mod:`.storage`): the search then reads ``chunk_rows``
     features at a time and calls ``release(start, stop)`` after each chunk, so that only
     one chunk is resident.
+
+    Examples
+    --------
+    >>> binned = BinnedFeatures.from_values(np.array([[0.5, 3.0, 1.5, 3.0]], np.float32))
+    >>> binned.bins.tolist(), binned.threshold(0, 1), binned.outputs(0, 1, 1).tolist()
+    ([[0, 2, 1, 2]], 1.5, [-1, 1, -1, 1])
     """
 
     bins: np.ndarray       # (F, n) uint8, C-contiguous
@@ -113,6 +119,15 @@ def binned_root_search(binned: BinnedFeatures, weights, is_positive, coefs: Root
 
     Chunks of features are searched in order, each starting from the best root so far, so
     a later chunk wins only with a strictly larger root: the lowest index keeps a tie.
+
+    Examples
+    --------
+    >>> binned = BinnedFeatures.from_values(np.array([[0.0, 1.0, 2.0, 3.0]], np.float32))
+    >>> is_positive = np.array([False, False, True, True])
+    >>> coefs = RootCoefficients.for_round(0.5, 0.5, 1.0, 1.0)
+    >>> best = binned_root_search(binned, np.full(4, 0.5), is_positive, coefs)
+    >>> best["feature"], best["position"], binned.threshold(0, best["position"])
+    (0, 1, 1.0)
     """
     samples, coefs = kernel_arguments(weights, is_positive, coefs)
     n_features = binned.shape[0]

@@ -70,6 +70,16 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     features_, thresholds_, polarities_, alphas_ : arrays, one entry per stump
     class_masses_ : (float, float)
         The initial weight of the positive and the negative class.
+
+    Examples
+    --------
+    >>> from facedetect.training import AdaBoostDB
+    >>> issubclass(AdaBoostDB, BoostedStumps)
+    True
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> model = AdaBoostDB(n_rounds=1, cost=(1, 1)).fit(X, [0, 0, 1, 1])
+    >>> model.features_.tolist(), model.thresholds_.tolist(), model.predict(X).tolist()
+    ([0], [1.5], [0, 0, 1, 1])
     """
 
     algorithm = "base"

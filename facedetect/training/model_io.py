@@ -46,6 +46,13 @@ def model_document(model: BoostedStumps, features: dict | None = None,
 
     ``cost`` (default: the estimator's) is the cost the model serves; it differs from the
     estimator's for cost-free AdaBoost whose operating point carries the costs (AdaMEC).
+
+    Examples
+    --------
+    >>> from facedetect.training import AdaBoost
+    >>> document = model_document(AdaBoost(1).fit(np.array([[0.0], [1.0]]), [0, 1]))
+    >>> document["format"], document["stumps"]
+    ('facedetect-model', [{'feature': 0, 'threshold': 0.5, 'polarity': 1, 'alpha': 0.5493061443340549}])
     """
     model._check_fitted()
     stumps = [{"feature": int(f), "threshold": float(t), "polarity": int(p), "alpha": float(a)}
@@ -68,7 +75,19 @@ def model_document(model: BoostedStumps, features: dict | None = None,
 
 def save_model(path, model: BoostedStumps, features: dict | None = None,
                training: dict | None = None) -> Path:
-    """Write the model atomically as JSON."""
+    """Write the model atomically as JSON.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from facedetect.training import AdaBoostDB
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> model = AdaBoostDB(n_rounds=1, cost=(1, 10)).fit(X, [0, 0, 1, 1])
+    >>> path = save_model(Path(tempfile.mkdtemp()) / "model.json", model)
+    >>> loaded, document = load_model(path)
+    >>> document["algorithm"], document["cost"], loaded.predict(X).tolist()
+    ('db', [1.0, 10.0], [0, 0, 1, 1])
+    """
     return save_document(path, model_document(model, features, training))
 
 
@@ -93,6 +112,17 @@ def estimator_from_document(document: dict) -> BoostedStumps:
 
 
 def load_model(path) -> tuple[BoostedStumps, dict]:
-    """``(estimator, document)`` from a model file."""
+    """``(estimator, document)`` from a model file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from facedetect.training import AdaBoost
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> path = save_model(Path(tempfile.mkdtemp()) / "m.json", AdaBoost(1).fit(X, [0, 0, 1, 1]))
+    >>> model, document = load_model(path)
+    >>> type(model).__name__, len(document["stumps"]), len(document["sha256"])
+    ('AdaBoost', 1, 64)
+    """
     document = load_document(path)
     return estimator_from_document(document), document

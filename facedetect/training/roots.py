@@ -30,7 +30,13 @@ MAX_COST_RATIO = 1e6
 
 
 def normalized_costs(cost) -> tuple[float, float]:
-    """``(Cp, Cn) / max(Cp, Cn)``, validated positive and finite."""
+    """``(Cp, Cn) / max(Cp, Cn)``, validated positive and finite.
+
+    Examples
+    --------
+    >>> normalized_costs((1, 10))
+    (0.1, 1.0)
+    """
     try:
         cp, cn = (float(c) for c in cost)
     except (TypeError, ValueError):
@@ -64,6 +70,12 @@ def solve_alpha(e_pos, e_neg, a, b, cp, cn):
     Deterministic to the last bit for the same inputs, which is what lets the conditional
     search and the exhaustive search agree exactly. ``eP = eN = 0`` (a perfect stump) has
     no finite root and returns ``inf``; ``eP = eN = 1`` returns ``-inf``.
+
+    Examples
+    --------
+    >>> a, b = static_parameters(0.5, 0.5, 1.0, 1.0)
+    >>> round(solve_alpha(0.1, 0.1, a, b, 1.0, 1.0), 6), round(0.5 * math.log(0.9 / 0.1), 6)
+    (1.098612, 1.098612)
     """
     if e_pos <= 0.0 and e_neg <= 0.0:
         return math.inf

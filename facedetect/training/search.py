@@ -84,6 +84,17 @@ def conditional_root_search(order, weights, is_positive, coefs: RootCoefficients
     Returns a dict with ``feature, position, polarity, e_pos, e_neg, score`` (the root,
     as alpha) and ``roots`` (the number of roots solved, the paper's "zeros"), or None
     when no candidate has a positive root.
+
+    Examples
+    --------
+    >>> from facedetect.training.stumps import presort
+    >>> values_t = np.array([[0.0, 1.0, 2.0, 3.0], [3.0, 0.0, 2.0, 1.0]])
+    >>> is_positive = np.array([False, False, True, True])
+    >>> weights = np.full(4, 0.5)                      # each class sums to 1
+    >>> coefs = RootCoefficients.for_round(0.5, 0.5, 1.0, 1.0)
+    >>> best = conditional_root_search(presort(values_t), weights, is_positive, coefs)
+    >>> best["feature"], best["position"], best["polarity"], best["score"]
+    (0, 1, 1, inf)
     """
     n_features = order.shape[0]
     samples, coefs = kernel_arguments(weights, is_positive, coefs)
@@ -107,7 +118,18 @@ def conditional_root_search(order, weights, is_positive, coefs: RootCoefficients
 
 def exhaustive_root_search(order, weights, is_positive,
                            coefs: RootCoefficients) -> dict | None:
-    """Every candidate's root solved, the largest kept (DBN). Same output as above."""
+    """Every candidate's root solved, the largest kept (DBN). Same output as above.
+
+    Examples
+    --------
+    >>> from facedetect.training.stumps import presort
+    >>> values_t = np.array([[0.0, 1.0, 2.0, 3.0], [3.0, 0.0, 2.0, 1.0]])
+    >>> is_positive = np.array([False, False, True, True])
+    >>> coefs = RootCoefficients.for_round(0.5, 0.5, 1.0, 1.0)
+    >>> best = exhaustive_root_search(presort(values_t), np.full(4, 0.5), is_positive, coefs)
+    >>> best["feature"], best["e_pos"], best["e_neg"], best["roots"]
+    (0, 0.0, 0.0, 12)
+    """
     blocks = new_blocks(n_blocks_for(order.shape[0]))
     samples, coefs = kernel_arguments(weights, is_positive, coefs)
     _exhaustive_kernel(order, order_mask(order), samples, coefs, blocks)
@@ -144,6 +166,16 @@ def hull_loss_search(order, weights, is_positive, masses: tuple[float, float],
     its loss seeds every block, so the interval bounds discard almost every hull vertex
     without solving its root. Candidates are indexed ``(feature, polarity, position)``
     for ties, as in :func:`facedetect.training.rules.min_loss_brute_force`.
+
+    Examples
+    --------
+    >>> from facedetect.training.stumps import presort
+    >>> values_t = np.array([[0.0, 2.0, 1.0, 3.0], [3.0, 0.0, 2.0, 1.0]])
+    >>> is_positive = np.array([False, False, True, True])
+    >>> coefs = RootCoefficients.for_round(0.5, 0.5, 1.0, 0.5)
+    >>> best = hull_loss_search(presort(values_t), np.full(4, 0.5), is_positive, (0.5, 0.5), coefs)
+    >>> best["feature"], best["e_pos"], best["e_neg"], round(best["score"], 4)
+    (0, 0.0, 0.5, 0.7432)
     """
     coefs = RootCoefficients(*coefs)
     seed = conditional_root_search(order, weights, is_positive, coefs)

@@ -19,6 +19,12 @@ def stratified_holdout(labels, fraction: float = 0.25, seed: int = 0):
     Returns
     -------
     train_idx, heldout_idx : int arrays
+
+    Examples
+    --------
+    >>> train, held = stratified_holdout(np.array([1, 1, 1, 1, 0, 0, 0, 0]), 0.25, seed=0)
+    >>> len(train), len(held), sorted(np.array([1, 1, 1, 1, 0, 0, 0, 0])[held].tolist())
+    (6, 2, [0, 1])
     """
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"holdout fraction must be between 0 and 1, got {fraction}")
@@ -37,6 +43,12 @@ def stratified_kfold(labels, n_folds: int = 3, seed: int = 0):
 
     Each class is permuted with ``seed`` and dealt round-robin into the folds, so fold
     sizes per class differ by at most one.
+
+    Examples
+    --------
+    >>> folds = list(stratified_kfold(np.array([1] * 6 + [0] * 9), n_folds=3, seed=0))
+    >>> [(len(train), len(test)) for train, test in folds]
+    [(10, 5), (10, 5), (10, 5)]
     """
     if n_folds < 2:
         raise ValueError("need at least 2 folds")
@@ -55,6 +67,12 @@ def balanced_subset(labels, seed: int = 0, per_class: int | None = None) -> np.n
     """Sorted indices with the same number of samples from each class.
 
     By default every class is cut down to the smallest class's size by a seeded draw.
+
+    Examples
+    --------
+    >>> labels = np.array([1, 1, 0, 0, 0, 0])
+    >>> np.bincount(labels[balanced_subset(labels, seed=0)]).tolist()
+    [2, 2]
     """
     groups = _class_indices(labels)
     size = min(len(g) for g in groups) if per_class is None else int(per_class)
