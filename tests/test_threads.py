@@ -1,4 +1,5 @@
-"""A fixed input gives the identical model and operating point on 1 and 2 threads."""
+"""A fixed input gives the identical model, operating point and detections on 1 and 2
+threads."""
 
 from __future__ import annotations
 
@@ -34,3 +35,35 @@ def test_models_are_identical_across_thread_counts(make):
     assert one.alphas_.tobytes() == two_estimator.alphas_.tobytes()
     if hasattr(two, "threshold_"):
         assert fitted[0].threshold_ == two.threshold_
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
+def test_detections_are_identical_across_thread_counts():
+    import importlib.resources
+
+    from PIL import Image
+    from skimage import data
+
+    from facedetect.detector.detect import detect_faces, params_for, scanner_for
+    from facedetect.detector.model import HaarDetectorModel
+    from facedetect.images import to_grey
+
+    model = HaarDetectorModel.load(
+        importlib.resources.files("facedetect") / "models" / "default.json")
+    grey = to_grey(Image.fromarray(data.astronaut()))
+    params = params_for(model)
+    before = numba.get_num_threads()
+    found = []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            # Every scan call through the parallel build.
+            scanner = scanner_for(model, params, parallel_min_windows=0)
+            found.append(detect_faces(grey, model, params, scanner=scanner))
+    finally:
+        numba.set_num_threads(before)
+    one, two = found
+    assert len(one.boxes) == 1
+    assert one.windows.tolist() == two.windows.tolist()
+    assert one.scores.tobytes() == two.scores.tobytes()
+    assert (one.raw_count, one.scanned) == (two.raw_count, two.scanned)
