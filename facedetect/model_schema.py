@@ -22,7 +22,7 @@ MAX_THRESHOLD = 1e9
 ALGORITHM_NAMES = ("db", "cs", "adaboost", "asym-init")
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
-             "sha256"}
+             "stages", "sha256"}
 
 
 def digest(document: dict) -> str:
@@ -72,6 +72,7 @@ def check_document(document, path) -> dict:
     if not isinstance(features, dict):
         fail(path, "features must be an object")
     _check_features(path, features, stumps)
+    _check_stages(path, document.get("stages"), len(stumps))
     _check_training(path, document.get("training", {}))
     _check_operating_point(path, document.get("operating_point"))
     _check_detection(path, document.get("detection"))
@@ -105,6 +106,18 @@ def _check_estimator(path, document):
                 and is_finite(stump["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD)
                 and is_finite(stump["alpha"], -MAX_ALPHA, MAX_ALPHA)):
             fail(path, f"stump {i} is malformed: {str(stump)[:80]}")
+
+
+def _check_stages(path, stages, n_stumps: int):
+    """An attentional cascade: consecutive runs of the stumps, each with its threshold."""
+    if stages is None:
+        return
+    if not is_list(stages, lambda st: isinstance(st, dict)
+                   and set(st) == {"stumps", "threshold"} and is_int(st["stumps"], 1, MAX_STUMPS)
+                   and is_finite(st["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD), 1, MAX_STUMPS):
+        fail(path, "stages must be a list of {stumps: count, threshold: number}")
+    if sum(st["stumps"] for st in stages) != n_stumps:
+        fail(path, "the stages' stump counts must add up to the number of stumps")
 
 
 def _check_features(path, features, stumps):

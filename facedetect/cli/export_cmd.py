@@ -11,7 +11,7 @@ from .detect_cmd import load_detector
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("export-opencv", help="write a one-stage OpenCV cascade XML")
+    parser = subparsers.add_parser("export-opencv", help="write an OpenCV cascade XML")
     parser.add_argument("model", help="model file ('default' for the shipped model)")
     parser.add_argument("out", help="XML file to write")
     parser.add_argument("--threshold", type=finite_float,
@@ -25,5 +25,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_writable(args.out, "out")
     threshold = params_for(model, threshold=args.threshold).threshold
     export_opencv(model, out, threshold)
-    print(f"wrote {out}: one stage of {model.n_stumps} stumps, threshold {threshold:g}")
+    stages = len(model.stages) if model.stages else 1
+    print(f"wrote {out}: {stages} stage{'s' if stages > 1 else ''} of {model.n_stumps} "
+          f"stumps in all, last stage threshold {threshold:g}")
     return 0

@@ -40,12 +40,12 @@ def _window_scales(image, bases, window, scales):
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
 def _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive):
-    """One stump ``(offsets, weights, n_rects, threshold, vote, stop_below)`` on the
+    """One stump ``(offsets, weights, n_rects, threshold, vote, stop_below, carry)`` on the
     windows still alive (window ``j`` has its top-left integral index at ``bases[j]``);
     returns how many stay alive (moved to the front of ``alive``). Rectangles are added in
     the model's order, as in training; a stump of one rectangle has a second one of zero
     offsets and weight, which adds exactly zero."""
-    offsets, weights, n_rects, stump_threshold, vote, stop_below = stump
+    offsets, weights, n_rects, stump_threshold, vote, stop_below, carry = stump
     a0, b0, c0, d0 = offsets[0]
     a1, b1, c1, d1 = offsets[1]
     a2, b2, c2, d2 = offsets[2]
@@ -68,7 +68,7 @@ def _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive):
             score = running[j] + vote
         else:
             score = running[j] - vote
-        running[j] = score
+        running[j] = score * carry
         if not score < stop_below:
             alive[kept] = j
             kept += 1
@@ -81,9 +81,10 @@ def _score_bases(image, bases, window, stumps, cut, out):
     exceeds the threshold, else -inf.
 
     ``image = (ii, sq, stride)``, ``window = (width, height, normalize)``, ``stumps =
-    (offsets, weights, counts, thresholds, polarities, alphas)`` and ``cut = (reject_at,
-    threshold)``: the score levels below which a window leaves after each stump, and the
-    final one.
+    (offsets, weights, counts, thresholds, polarities, alphas, carry)`` and ``cut =
+    (reject_at, threshold)``: the score levels below which a window leaves after each
+    stump, and the final one. ``carry`` is 0 after a cascade stage's last stump (the next
+    stage's sum starts from zero) and 1 elsewhere.
 
     Stump by stump over the windows still alive, rather than window by window: the
     stump's offsets, weights and threshold stay in registers, neighbouring windows share
@@ -92,7 +93,7 @@ def _score_bases(image, bases, window, stumps, cut, out):
     training, so scores are bit-identical to a window-by-window scan.
     """
     ii = image[0]
-    offsets, weights, counts, thresholds, polarities, alphas = stumps
+    offsets, weights, counts, thresholds, polarities, alphas, carry = stumps
     reject_at, threshold = cut
     n = bases.size
     scales = np.empty(n, np.float32)
@@ -119,7 +120,7 @@ def _score_bases(image, bases, window, stumps, cut, out):
         for j in range(n):
             score = running[j] + vote if raw[j] * scales[j] > thresholds[t] \
                 else running[j] - vote
-            running[j] = score
+            running[j] = score * carry[t]
             if not score < reject_at[t]:
                 alive[kept] = j
                 kept += 1
@@ -129,7 +130,7 @@ def _score_bases(image, bases, window, stumps, cut, out):
         if n_alive == 0:
             break
         stump = (offsets[u], weights[u], counts[u], thresholds[u],
-                 alphas[u] * polarities[u], reject_at[u])
+                 alphas[u] * polarities[u], reject_at[u], carry[u])
         n_alive = _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive)
     out[:] = -np.inf
     for k in range(n_alive):

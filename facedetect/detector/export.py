@@ -1,4 +1,5 @@
-"""Export a detector as a one-stage OpenCV cascade that ``cv2.CascadeClassifier`` loads.
+"""Export a detector as an OpenCV cascade that ``cv2.CascadeClassifier`` loads: one stage
+for a one-stage detector, one per stage for an attentional cascade.
 
 OpenCV's Haar conventions: a feature is at most three weighted rectangles; its value is
 the weighted sum times OpenCV's variance factor over the window minus a one-pixel border
@@ -45,26 +46,42 @@ def opencv_threshold(threshold: float) -> np.float32:
     return t32
 
 
+def _stage_xml(model, start: int, stop: int, threshold: float) -> str:
+    """One ``<stages>`` entry: stumps ``start..stop-1``, accepting a sum above
+    ``threshold`` (written as the float32 just above it: OpenCV accepts ``sum >= t``)."""
+    nodes = []
+    for t in range(start, stop):
+        polarity, alpha = float(model.polarities[t]), float(model.alphas[t])
+        left, right = -polarity * alpha, polarity * alpha
+        nodes.append(f"        <_>\n          <internalNodes>\n            0 -1 {t} "
+                     f"{repr(float(opencv_threshold(model.thresholds[t])))}</internalNodes>\n"
+                     f"          <leafValues>\n            {left!r} {right!r}</leafValues></_>")
+    stage = float(np.nextafter(np.float32(threshold), np.float32(np.inf)))
+    return (f"    <_>\n      <maxWeakCount>{stop - start}</maxWeakCount>\n"
+            f"      <stageThreshold>{stage!r}</stageThreshold>\n      <weakClassifiers>\n"
+            f"{chr(10).join(nodes)}</weakClassifiers></_>")
+
+
 def cascade_xml(model, stage_threshold: float = 0.0) -> str:
-    """The cascade as OpenCV's XML text. The stage accepts when the sum of leaves is at
-    least ``stage_threshold`` (nudged just above it, as ours needs a score above it)."""
+    """The cascade as OpenCV's XML text. The (last) stage accepts when the sum of its
+    leaves is above ``stage_threshold``; a cascade's earlier stages keep their own."""
     width, height = model.window
     if not model.normalize:
         raise FacedetectError("only variance-normalised models can be exported to OpenCV")
-    nodes, features = [], []
-    for t, (rects, threshold, polarity, alpha) in enumerate(
-            zip(model.rects, model.thresholds, model.polarities, model.alphas)):
-        left, right = -float(polarity) * float(alpha), float(polarity) * float(alpha)
-        nodes.append(f"        <_>\n          <internalNodes>\n            0 -1 {t} "
-                     f"{repr(float(opencv_threshold(threshold)))}</internalNodes>\n"
-                     f"          <leafValues>\n            {left!r} {right!r}</leafValues></_>")
+    stages = model.stages or [(model.n_stumps, stage_threshold)]
+    bounds = np.concatenate([[0], np.cumsum([n for n, _ in stages])])
+    stage_xml = [_stage_xml(model, int(bounds[k]), int(bounds[k + 1]),
+                            stage_threshold if k == len(stages) - 1 else threshold)
+                 for k, (_, threshold) in enumerate(stages)]
+    features = []
+    for rects in model.rects:
         rect_lines = "\n".join(f"        <_>\n          {x} {y} {w} {h} {weight!r}</_>"
                                for x, y, w, h, weight in opencv_rects(rects))
         features.append(f"    <_>\n      <rects>\n{rect_lines}</rects>\n"
                         f"      <tilted>0</tilted></_>")
-    stage = float(np.nextafter(np.float32(stage_threshold), np.float32(np.inf)))
+    most = max(n for n, _ in stages)
     return f"""<?xml version="1.0"?>
-<!-- facedetect: one-stage cascade of {model.n_stumps} stumps, cost {model.cost} -->
+<!-- facedetect: {len(stages)}-stage cascade of {model.n_stumps} stumps, cost {model.cost} -->
 <opencv_storage>
 <cascade>
   <stageType>BOOST</stageType>
@@ -77,18 +94,14 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
     <maxFalseAlarm>5.0000000000000000e-01</maxFalseAlarm>
     <weightTrimRate>9.4999999999999996e-01</weightTrimRate>
     <maxDepth>1</maxDepth>
-    <maxWeakCount>{model.n_stumps}</maxWeakCount></stageParams>
+    <maxWeakCount>{most}</maxWeakCount></stageParams>
   <featureParams>
     <maxCatCount>0</maxCatCount>
     <featSize>1</featSize>
     <mode>ALL</mode></featureParams>
-  <stageNum>1</stageNum>
+  <stageNum>{len(stages)}</stageNum>
   <stages>
-    <_>
-      <maxWeakCount>{model.n_stumps}</maxWeakCount>
-      <stageThreshold>{stage!r}</stageThreshold>
-      <weakClassifiers>
-{chr(10).join(nodes)}</weakClassifiers></_></stages>
+{chr(10).join(stage_xml)}</stages>
   <features>
 {chr(10).join(features)}</features></cascade>
 </opencv_storage>

@@ -54,6 +54,20 @@ class HaarDetectorModel:
         return len(self.alphas)
 
     @property
+    def stages(self) -> list[tuple[int, float]] | None:
+        """An attentional cascade's ``(stumps, threshold)`` per stage, or None for a
+        one-stage detector. A window passes a stage when the sum of that stage's stumps
+        exceeds its threshold, and is a detection when it passes them all."""
+        found = self.document.get("stages")
+        return None if not found else [(int(st["stumps"]), float(st["threshold"]))
+                                       for st in found]
+
+    def stage_ends(self) -> np.ndarray:
+        """Index of the last stump of every stage (one stage: the last stump)."""
+        counts = [n for n, _ in self.stages] if self.stages else [self.n_stumps]
+        return np.cumsum(counts) - 1
+
+    @property
     def rejection(self):
         """``(reference, thresholds)`` of learnt rejection (see :mod:`.pruning`), or None."""
         found = self.document["features"].get("rejection")
@@ -96,9 +110,12 @@ class HaarDetectorModel:
 
     @property
     def threshold(self) -> float:
-        """The decision threshold on windows: the operating point's, else the raw 0."""
+        """The decision threshold on windows: the operating point's; for a cascade, its last
+        stage's; else the raw 0."""
         point = self.operating_point
-        return 0.0 if point is None else float(point["threshold"])
+        if point is not None:
+            return float(point["threshold"])
+        return self.stages[-1][1] if self.stages else 0.0
 
     def predict_proba(self, windows: np.ndarray) -> np.ndarray:
         """P(face) of each window from the stored calibration map."""
@@ -135,42 +152,60 @@ class HaarDetectorModel:
     def feature_values(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps) float32 values of the stumps' features, normalised as in
         training (raw sum times float32(1/nf))."""
-        windows = np.asarray(windows)
-        width, height = self.window
-        if windows.ndim != 3 or windows.shape[1:] != (height, width):
-            raise ValueError(f"windows must have shape (N, {height}, {width})")
-        ii = integral_image(windows)
-        values = np.zeros((len(windows), self.n_stumps), dtype=np.float32)
-        for t, feature in enumerate(self.rects):
-            total = np.zeros(len(windows), dtype=np.float32)
-            for x, y, w, h, weight in feature:
-                sums = (ii[:, y + h, x + w] - ii[:, y, x + w] - ii[:, y + h, x]
-                        + ii[:, y, x]).astype(np.float32)
-                total += np.float32(weight) * sums
-            values[:, t] = total
-        if self.normalize:
-            nf = normalization_factors(ii, squared_integral_image(windows), width, height)
-            values *= (1.0 / nf).astype(np.float32)[:, None]
-        return values
+        return haar_values(windows, self.rects, self.window, self.normalize)
 
     def running_scores(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps): the score after each stump, added stump by stump in the
-        scanner's order, so a window scores bit for bit what the scanner gives it."""
+        scanner's order, so a window scores bit for bit what the scanner gives it. In a
+        cascade each stage's sum starts from zero."""
         values = self.feature_values(windows)
         votes = self.alphas * self.polarities.astype(np.float64)
         outputs = np.where(values > self.thresholds, votes, -votes)
         scores = np.empty_like(outputs)
         running = np.zeros(len(outputs))
+        ends = set(self.stage_ends().tolist())
         for t in range(self.n_stumps):
             running = running + outputs[:, t]
             scores[:, t] = running
+            if t in ends:
+                running = np.zeros(len(outputs))
         return scores
 
     def decision_function(self, windows: np.ndarray) -> np.ndarray:
-        """``sum_t alpha_t h_t``, as the scanner adds it (see :meth:`running_scores`)."""
-        return self.running_scores(windows)[:, -1]
+        """``sum_t alpha_t h_t``, as the scanner adds it (see :meth:`running_scores`). For a
+        cascade, the last stage's sum, and -inf for a window an earlier stage rejects."""
+        scores = self.running_scores(windows)
+        final = scores[:, -1].copy()
+        if self.stages:
+            ends = self.stage_ends()
+            for end, (_, threshold) in zip(ends[:-1], self.stages[:-1]):
+                final[scores[:, end] <= threshold] = -np.inf
+        return final
 
     def predict(self, windows: np.ndarray, threshold: float | None = None) -> np.ndarray:
         """1 where the score exceeds ``threshold`` (default: the model's operating point)."""
         threshold = self.threshold if threshold is None else threshold
         return (self.decision_function(windows) > threshold).astype(np.int8)
+
+
+def haar_values(windows: np.ndarray, features, window, normalize: bool = True) -> np.ndarray:
+    """(n_windows, n_features) float32 values of Haar features (each a list of ``(x, y, w,
+    h, weight)`` rectangles) on ``windows``, exactly as the scanner computes them: integer
+    rectangle sums weighted and added in float32, times float32(1/nf)."""
+    windows = np.asarray(windows)
+    width, height = window
+    if windows.ndim != 3 or windows.shape[1:] != (height, width):
+        raise ValueError(f"windows must have shape (N, {height}, {width})")
+    ii = integral_image(windows)
+    values = np.zeros((len(windows), len(features)), dtype=np.float32)
+    for t, feature in enumerate(features):
+        total = np.zeros(len(windows), dtype=np.float32)
+        for x, y, w, h, weight in feature:
+            sums = (ii[:, y + h, x + w] - ii[:, y, x + w] - ii[:, y + h, x]
+                    + ii[:, y, x]).astype(np.float32)
+            total += np.float32(weight) * sums
+        values[:, t] = total
+    if normalize:
+        nf = normalization_factors(ii, squared_integral_image(windows), width, height)
+        values *= (1.0 / nf).astype(np.float32)[:, None]
+    return values

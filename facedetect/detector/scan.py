@@ -48,8 +48,12 @@ def stump_arrays(model):
         for r, (x, y, w, h, weight) in enumerate(feature):
             rects[t, r] = (x, y, w, h)
             weights[t, r] = weight
+    # A cascade's stage sums start from zero: the running score is multiplied by 0 after
+    # the last stump of every stage but the last (and by 1, exactly, elsewhere).
+    carry = np.ones(n)
+    carry[model.stage_ends()[:-1]] = 0.0
     return rects, weights, counts, model.thresholds.astype(np.float64), \
-        model.polarities.astype(np.float64), model.alphas.astype(np.float64)
+        model.polarities.astype(np.float64), model.alphas.astype(np.float64), carry
 
 
 def reject_levels(model, threshold: float, early_rejection: bool = True,
@@ -63,10 +67,11 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
     the difference times the share of the alpha mass spent so far.
     """
     n = model.n_stumps
+    if model.stages:
+        return _cascade_levels(model, threshold, early_rejection)
     if not early_rejection:
         return np.full(n, -np.inf)
-    remaining = np.concatenate([np.cumsum(model.alphas[::-1])[::-1][1:], [0.0]])
-    levels = threshold - REJECT_MARGIN * float(model.alphas.sum()) - remaining
+    levels = _exact_levels(model.alphas, threshold)
     rejection = model.rejection if pruning else None
     if rejection is not None and rejection[0] <= threshold:
         learnt = rejection[1]
@@ -78,6 +83,30 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
         # matters most, on the first stumps.)
         spent = np.cumsum(model.alphas) / float(model.alphas.sum())
         levels = np.maximum(levels, learnt - max(0.0, learnt[-1] - threshold) * spent)
+    return levels
+
+
+def _exact_levels(alphas: np.ndarray, threshold: float) -> np.ndarray:
+    """Per stump, ``threshold`` less the alphas still to come (and a rounding margin)."""
+    remaining = np.concatenate([np.cumsum(alphas[::-1])[::-1][1:], [0.0]])
+    return threshold - REJECT_MARGIN * float(alphas.sum()) - remaining
+
+
+def _cascade_levels(model, threshold: float, early_rejection: bool) -> np.ndarray:
+    """Reject levels of a cascade: exact rejection within each stage, the stage's own
+    decision (a sum above its threshold) at its end; ``threshold`` replaces the last
+    stage's."""
+    levels = np.full(model.n_stumps, -np.inf)
+    start = 0
+    for k, (count, stage_threshold) in enumerate(model.stages):
+        end = start + count
+        last = k == len(model.stages) - 1
+        if early_rejection:
+            levels[start:end] = _exact_levels(model.alphas[start:end],
+                                              threshold if last else stage_threshold)
+        if not last:  # keep exactly the sums above the threshold: >= its successor
+            levels[end - 1] = np.nextafter(stage_threshold, np.inf)
+        start = end
     return levels
 
 
@@ -156,8 +185,8 @@ class LevelScanner:
 
     def _stumps(self, stride):
         """The model's arrays as the kernels take them, for integral rows ``stride`` long."""
-        rects, weights, counts, thresholds, polarities, alphas = self.arrays
-        return corner_offsets(rects, stride), weights, counts, thresholds, polarities, alphas
+        rects, *rest = self.arrays
+        return (corner_offsets(rects, stride), *rest)
 
     def _kernel_window(self):
         return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize))
