@@ -16,6 +16,7 @@ from ..pipeline.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indic
                                check_config, check_data, split_indices)
 from ..pipeline.train import RunOptions, train_detector
 from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
+from .train_cascade import cascade_options, run_cascade
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main, writable_folder)
 
@@ -30,7 +31,7 @@ DEFAULT_BOOTSTRAP_LIMIT = 4000
 
 def configure(parser: argparse.ArgumentParser) -> None:
     for options in (_learner_options, _face_options, _operating_point_options,
-                    _bootstrap_options, _run_options):
+                    _bootstrap_options, cascade_options, _run_options):
         options(parser)
     parser.set_defaults(func=run)
 
@@ -146,7 +147,8 @@ def _out_path(args) -> Path:
     if args.out:
         return check_writable(args.out, "--out")
     cp, cn = (f"{c:g}" for c in args.cost)
-    return DEFAULT_MODEL_DIR / f"detector_{cp}_{cn}.json"
+    kind = "cascade" if args.stages else "detector"
+    return DEFAULT_MODEL_DIR / f"{kind}_{cp}_{cn}.json"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -173,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
     data = load_cbcl(args.data)
     check_data(data)                     # bad data and a bad split are refused first
     calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
+    if args.stages:
+        if not args.out:
+            writable_folder(DEFAULT_MODEL_DIR, "--out")
+        return run_cascade(args, config, data, out, options, warn, quiet)
     negatives = None
     if args.bootstrap_rounds:
         negatives = NegativeSet.find(args.negatives, warn=warn)

@@ -173,3 +173,46 @@ def mined_windows(model, state: MiningState) -> np.ndarray:
     if not state.windows:
         return np.empty((0, *model.window[::-1]), np.uint8)
     return np.concatenate(state.windows)
+
+
+def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) -> np.ndarray:
+    """``count`` windows at random places and pyramid levels of the ``pictures`` (grey
+    arrays or paths), at most ``count / PICTURE_SHARE`` from one picture: the first
+    negatives of a cascade, before there is a detector to mine with.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> pictures = [rng.integers(0, 256, (60, 80), dtype=np.uint8) for _ in range(3)]
+    >>> random_windows(pictures, 10, seed=0).shape
+    (10, 19, 19)
+    """
+    import cv2
+
+    from ..detector.detect import pyramid_scales
+
+    warn = warn or (lambda line: print(line, file=sys.stderr))
+    win_w, win_h = window
+    rng = np.random.default_rng([seed, 1])
+    per_picture = max(1, count // PICTURE_SHARE) if len(pictures) >= PICTURE_SHARE else count
+    found, total = [], 0
+    for index in rng.permutation(len(pictures)):
+        picture = _picture(pictures[int(index)], warn)
+        if picture is None:
+            continue
+        height, width = picture.shape
+        scales = pyramid_scales(width, height, max(win_w, win_h), BOOTSTRAP_SCAN)
+        for _ in range(min(per_picture, count - total) if scales else 0):
+            scale = scales[rng.integers(len(scales))]
+            size = (max(win_w, int(round(width / scale))), max(win_h, int(round(height / scale))))
+            level = picture if size == (width, height) else cv2.resize(
+                picture, size, interpolation=cv2.INTER_LINEAR)
+            y = rng.integers(level.shape[0] - win_h + 1)
+            x = rng.integers(level.shape[1] - win_w + 1)
+            found.append(level[y:y + win_h, x:x + win_w])
+            total += 1
+        if total >= count:
+            break
+    if not found:
+        return np.empty((0, win_h, win_w), np.uint8)
+    return np.stack(found)

@@ -1,0 +1,63 @@
+"""``train-detector --stages N``: the cascade half of the train command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..atomic import exclusive_output
+from ..pipeline.bootstrap import NegativeSet
+from ..pipeline.cascade import CascadeConfig
+from ..pipeline.cascade_train import train_cascade
+from .common import bounded_int, probability
+
+CASCADE_DEFAULTS = CascadeConfig()
+
+
+def cascade_options(parser: argparse.ArgumentParser) -> None:
+    """An attentional cascade instead of one stage (opencv_traincascade's rules)."""
+    group = parser.add_argument_group("attentional cascade")
+    group.add_argument("--stages", type=bounded_int(1, 100), metavar="N",
+                       help="train a cascade of at most N stages, each boosted with "
+                            "AdaBoostDB at --cost, mining its negatives from --negatives")
+    group.add_argument("--min-hit-rate", type=probability, default=CASCADE_DEFAULTS.min_hit_rate,
+                       help="share of held-out faces every stage keeps (default "
+                            f"{CASCADE_DEFAULTS.min_hit_rate})")
+    group.add_argument("--max-false-alarm-rate", type=probability,
+                       default=CASCADE_DEFAULTS.max_false_alarm_rate,
+                       help="a stage is done once at most this share of its negatives pass "
+                            f"(default {CASCADE_DEFAULTS.max_false_alarm_rate})")
+    group.add_argument("--max-stumps-per-stage", type=bounded_int(1, 10_000),
+                       default=CASCADE_DEFAULTS.max_stumps_per_stage, metavar="N",
+                       help="a stage that needs more stops the cascade (default "
+                            f"{CASCADE_DEFAULTS.max_stumps_per_stage})")
+    group.add_argument("--target-false-alarm-rate", type=probability,
+                       help="stop once the stages' false-alarm rates multiply to this "
+                            "(default: --max-false-alarm-rate to the power N)")
+    group.add_argument("--negatives-per-stage", type=bounded_int(50, 10 ** 6), metavar="N",
+                       help="negatives per stage (default: as many as training faces)")
+
+
+def run_cascade(args, config, data, out, options, warn, quiet: bool) -> int:
+    cascade = CascadeConfig(args.stages, args.min_hit_rate, args.max_false_alarm_rate,
+                            args.max_stumps_per_stage, args.target_false_alarm_rate,
+                            args.negatives_per_stage)
+    cascade.check()
+    negatives = NegativeSet.find(args.negatives, warn=warn)
+    with exclusive_output(out):
+        result = train_cascade(config, cascade, data, negatives=negatives, out=out,
+                               resume=args.resume, progress=not quiet, options=options)
+    stages = result.model.document["training"]["cascade_stages"]
+    summary = {"model": str(out), "cost": list(config.cost), "stages": stages,
+               "stop_reason": result.stop_reason, "seconds": round(result.seconds, 1)}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"saved {out}: {len(stages)} stages, {result.model.n_stumps} stumps, cost "
+          f"{config.cost[0]:g},{config.cost[1]:g}, in {result.seconds:.0f} s")
+    for stage in stages:
+        print(f"  stage {stage['stage']:2d}: {stage['stumps']:4d} stumps, held-out hit rate "
+              f"{stage['held_out_hit_rate']:.4f}, false alarms {stage['false_alarm_rate']:.3f}, "
+              f"{stage['seconds']:.0f} s, peak {stage['peak_rss_gib']:.2f} GiB")
+    print(f"stopped: {result.stop_reason}")
+    return 0

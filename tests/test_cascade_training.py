@@ -1,0 +1,135 @@
+"""Cascade training: every stage meets its hit rate on held-out faces, stops by the rules,
+resumes to the same cascade, and refuses what it cannot do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from facedetect.data import load_cbcl
+from facedetect.errors import FacedetectError, InterruptedRun
+from facedetect.pipeline import cascade as cascade_module
+from facedetect.pipeline.bootstrap import NegativeSet, skimage_negatives
+from facedetect.pipeline.cascade import CascadeConfig, stage_threshold
+from facedetect.pipeline.cascade_train import train_cascade
+from facedetect.pipeline.config import TrainConfig, split_indices
+from facedetect.pipeline.run import RunOptions
+
+CONFIG = TrainConfig(cost=(2, 1), jitter=0, mirror=True)
+RULES = CascadeConfig(stages=3, min_hit_rate=0.95, max_false_alarm_rate=0.5,
+                      max_stumps_per_stage=25, negatives_per_stage=150)
+
+
+@pytest.fixture(scope="module")
+def data(small_cbcl):
+    return load_cbcl(small_cbcl)
+
+
+@pytest.fixture(scope="module")
+def negatives():
+    images, names = skimage_negatives()
+    return NegativeSet(images, [], "scikit-image", "skimage:" + ",".join(names))
+
+
+@pytest.fixture(scope="module")
+def trained(data, negatives, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cascade") / "cascade.json"
+    return train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False), out
+
+
+def test_stage_threshold_keeps_the_hit_rate():
+    rng = np.random.default_rng(0)
+    for n in (20, 200, 1001):
+        scores = np.round(rng.normal(size=n), 1)          # many ties
+        for rate in (0.9, 0.95, 0.995):
+            cut = stage_threshold(scores, rate)
+            assert np.mean(scores > cut) >= rate
+            # and no threshold above it would: the next distinct score loses too many
+            above = scores[scores > cut].min()
+            assert np.mean(scores > above) < rate
+
+
+def test_every_stage_keeps_its_hit_rate_on_the_held_out_faces(trained, data):
+    result, _ = trained
+    model = result.model
+    stages = model.document["training"]["cascade_stages"]
+    assert 1 <= len(stages) == len(model.stages) <= 3
+    _, held = split_indices(data.labels, CONFIG)
+    held_faces = data.images[held][data.labels[held] == 1]
+    scores = model.running_scores(held_faces)
+    alive = np.ones(len(held_faces), bool)
+    for end, (_, threshold), record in zip(model.stage_ends(), model.stages, stages):
+        passed = scores[:, end] > threshold
+        assert np.mean(passed[alive]) >= RULES.min_hit_rate       # of those still alive
+        assert np.mean(passed[alive]) == pytest.approx(record["held_out_hit_rate"])
+        assert record["false_alarm_rate"] <= RULES.max_false_alarm_rate or record is stages[-1]
+        alive &= passed
+    assert np.array_equal(alive, model.decision_function(held_faces) > model.threshold)
+    assert result.stop_reason
+
+
+def test_an_interrupted_cascade_resumes_to_the_same_model(trained, data, negatives, tmp_path,
+                                                         monkeypatch):
+    result, _ = trained
+    if len(result.model.stages) < 2:
+        pytest.skip("the cascade stopped after one stage")
+    out = tmp_path / "c.json"
+    real = cascade_module.train_stage
+    calls = []
+
+    def stop_in_stage_two(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(cascade_module, "train_stage", stop_in_stage_two)
+    with pytest.raises(InterruptedRun, match="resume"):
+        train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False)
+    monkeypatch.setattr(cascade_module, "train_stage", real)
+    resumed = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, resume=True,
+                            progress=False).model
+    assert resumed.document["stumps"] == result.model.document["stumps"]
+    assert resumed.document["stages"] == result.model.document["stages"]
+    assert not (tmp_path / "c.json.checkpoint.json").exists()
+
+
+def test_a_stage_that_cannot_reach_its_rate_stops_the_cascade(data, negatives):
+    rules = CascadeConfig(stages=4, min_hit_rate=0.95, max_false_alarm_rate=0.01,
+                          max_stumps_per_stage=2, negatives_per_stage=150)
+    result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    assert len(result.model.stages) == 1
+    assert "after 2 stumps" in result.stop_reason
+
+
+def test_exhausted_negatives_stop_the_cascade(data):
+    few = data.labels == 1
+    few[np.flatnonzero(data.labels == 0)[:40]] = True      # 40 non-faces only
+    small = type(data)(data.images[few], data.labels[few],
+                       [n for n, keep in zip(data.names, few) if keep], data.source)
+    tiny = NegativeSet([np.full((19, 19), 128, np.uint8)], [], "one flat picture", "flat")
+    rules = CascadeConfig(stages=5, min_hit_rate=0.95, max_stumps_per_stage=25,
+                          negatives_per_stage=100)
+    result = train_cascade(CONFIG, rules, small, negatives=tiny, progress=False)
+    assert "negatives exhausted" in result.stop_reason
+    assert len(result.model.stages) >= 1
+
+
+def test_too_few_held_out_faces_for_the_hit_rate_is_refused(data, negatives):
+    with pytest.raises(FacedetectError, match="cannot measure a hit rate of 0.995"):
+        train_cascade(CONFIG, CascadeConfig(stages=2), data, negatives=negatives,
+                      progress=False)
+
+
+@pytest.mark.parametrize("field, value", [("stages", 0), ("min_hit_rate", 1.0),
+                                          ("max_false_alarm_rate", 0.0),
+                                          ("max_stumps_per_stage", 0),
+                                          ("negatives_per_stage", 3)])
+def test_cascade_settings_are_checked_by_name(field, value):
+    with pytest.raises(FacedetectError, match=field):
+        CascadeConfig(**{field: value}).check()
+
+
+def test_options_are_checked_before_training(data, negatives):
+    with pytest.raises(FacedetectError, match="checkpoint_every"):
+        train_cascade(CONFIG, RULES, data, negatives=negatives, progress=False,
+                      options=RunOptions(checkpoint_every=0))
