@@ -231,3 +231,6 @@ def _check_detection(path, detection):
         fail(path, "detection needs a finite threshold, min_neighbors 0..1000, a "
                    "neighbor_margin >= 0, a scale_factor in [1.001, 10], a step, a "
                    "min_size and applies_to 'images'")
+    if not (is_finite(detection.get("box_scale", 1.0), 0.1, 10)
+            and is_finite(detection.get("box_shift", 0.0), -1, 1)):
+        fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")

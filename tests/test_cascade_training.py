@@ -115,7 +115,7 @@ def test_exhausted_negatives_stop_the_cascade(data):
 
 
 def test_too_few_held_out_faces_for_the_hit_rate_is_refused(data, negatives):
-    with pytest.raises(FacedetectError, match="cannot measure a hit rate of 0.995"):
+    with pytest.raises(FacedetectError, match="positives cannot measure a hit rate of 0.995"):
         train_cascade(CONFIG, CascadeConfig(stages=2), data, negatives=negatives,
                       progress=False)
 
@@ -133,3 +133,77 @@ def test_options_are_checked_before_training(data, negatives):
     with pytest.raises(FacedetectError, match="checkpoint_every"):
         train_cascade(CONFIG, RULES, data, negatives=negatives, progress=False,
                       options=RunOptions(checkpoint_every=0))
+
+
+def test_a_searched_stage_cost_keeps_the_fewest_stumps(data, negatives):
+    from facedetect.pipeline.cascade import SEARCHED_COSTS
+    rules = CascadeConfig(stages=1, min_hit_rate=0.95, max_stumps_per_stage=25,
+                          negatives_per_stage=150, search_cost=True)
+    searched = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    record = searched.model.document["training"]["cascade_stages"][0]
+    assert tuple(record["cost"]) in SEARCHED_COSTS
+    for cost in SEARCHED_COSTS:
+        given = train_cascade(TrainConfig(cost=cost, jitter=0, mirror=True),
+                              CascadeConfig(stages=1, min_hit_rate=0.95,
+                                            max_stumps_per_stage=25, negatives_per_stage=150),
+                              data, negatives=negatives, progress=False)
+        assert record["stumps"] <= given.model.n_stumps
+
+
+# --- positives of any object -----------------------------------------------------------------
+
+def test_info_file_boxes_are_cut_and_resized(tmp_path):
+    from PIL import Image
+
+    from facedetect.data.positives import load_positives_info
+    picture = np.zeros((60, 80), np.uint8)
+    picture[10:30, 20:40] = 200                       # a bright 20x20 square
+    Image.fromarray(picture).save(tmp_path / "p.png")
+    (tmp_path / "info.dat").write_text("# comment\np.png 1 20 10 20 20\n\n")
+    found = load_positives_info(tmp_path / "info.dat", (10, 10))
+    assert found.images.shape == (1, 10, 10) and (found.images == 200).all()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("p.png 2 0 0 10 10", ":1: 2 boxes need 8 numbers"),
+    ("p.png x 0 0 10 10", ":1: expected 'path count"),
+    ("p.png 1 0 0 0 10", ":1: boxes need"),
+    ("p.png 1 70 0 20 20", ":1: box 1 (70 0 20 20) lies outside"),
+    ("missing.png 1 0 0 5 5", "missing.png: no such file"),
+])
+def test_bad_info_lines_are_refused_with_their_line_number(tmp_path, line, message):
+    from PIL import Image
+
+    from facedetect.data.positives import load_positives_info
+    Image.fromarray(np.zeros((60, 80), np.uint8)).save(tmp_path / "p.png")
+    (tmp_path / "info.dat").write_text(line + "\n")
+    with pytest.raises(FacedetectError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_positives_info(tmp_path / "info.dat", (24, 24))
+
+
+def test_a_stretched_sample_is_warned_about(tmp_path):
+    from PIL import Image
+
+    from facedetect.data.positives import load_positive_folder
+    Image.fromarray(np.zeros((20, 40), np.uint8)).save(tmp_path / "wide.png")
+    Image.fromarray(np.zeros((24, 26), np.uint8)).save(tmp_path / "fine.png")
+    lines = []
+    found = load_positive_folder(tmp_path, (24, 24), warn=lines.append)
+    assert found.images.shape == (2, 24, 24)
+    assert len(lines) == 1 and "wide.png" in lines[0] and "100% off" in lines[0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--positives", "x"], "add --stages N"),
+    (["--stages", "2", "--window", "20x20"], "--window needs --positives"),
+    (["--stages", "2", "--window", "4x4"], "window sides must be 8..256"),
+    (["--stages", "2", "--positives", "/nonexistent"], "no such folder"),
+])
+def test_cascade_flags_are_checked_on_the_command_line(args, message, small_cbcl):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "facedetect", "train-detector", "--data",
+                           str(small_cbcl), "--quiet", *args], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2

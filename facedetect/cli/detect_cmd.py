@@ -20,8 +20,12 @@ from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, st
 DEFAULTS = DetectionParams()
 
 
-def default_model_path() -> Path:
-    return Path(str(resources.files("facedetect") / "models" / "default.json"))
+SHIPPED_MODELS = ("default", "cascade")
+
+
+def default_model_path(name: str = "default") -> Path:
+    """A model shipped with the package: ``default`` (one stage) or ``cascade``."""
+    return Path(str(resources.files("facedetect") / "models" / f"{name}.json"))
 
 
 def parse_step(text: str):
@@ -41,7 +45,8 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
     """Scan flags. Left out, each comes from the model's image operating point (chosen at
     training on held-out data), or for a model without one from OpenCV's rule at the
     model's window threshold."""
-    parser.add_argument("--model", help="model file (default: the shipped model)")
+    parser.add_argument("--model", help="model file, or a shipped model: 'default' (one "
+                                        "stage, the default) or 'cascade'")
     parser.add_argument("--scale-factor", type=finite_float,
                         help=f"pyramid step (default: the model's, else "
                              f"{DEFAULTS.scale_factor})")
@@ -87,8 +92,11 @@ def params_from(args, model) -> DetectionParams:
 
 
 def load_detector(path) -> HaarDetectorModel:
-    if path is None:
-        path = default_model_path()
+    """A model file, or a shipped model by name (``default`` when ``path`` is None): a
+    file of that name in the working folder wins, as a path always does."""
+    name = "default" if path is None else str(path)
+    if name in SHIPPED_MODELS and not Path(name).exists():
+        path = default_model_path(name)
         if not path.exists():
             raise FacedetectError(f"the shipped model {path} is missing; pass --model")
     return HaarDetectorModel.load(path)

@@ -12,7 +12,8 @@ from .detect_cmd import load_detector
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("export-opencv", help="write an OpenCV cascade XML")
-    parser.add_argument("model", help="model file ('default' for the shipped model)")
+    parser.add_argument("model", help="model file, or 'default' or 'cascade' for a shipped "
+                                      "model")
     parser.add_argument("out", help="XML file to write")
     parser.add_argument("--threshold", type=finite_float,
                         help="stage threshold: the detection threshold to bake in "
@@ -21,7 +22,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_detector(None if args.model == "default" else args.model)
+    model = load_detector(args.model)
     out = check_writable(args.out, "out")
     threshold = params_for(model, threshold=args.threshold).threshold
     export_opencv(model, out, threshold)

@@ -6,12 +6,17 @@ import argparse
 import json
 
 from ..atomic import exclusive_output
+from ..data import load_cbcl
+from ..data.positives import load_positive_folder, load_positives_info, parse_window
+from ..errors import FacedetectError
+from ..pipeline.config import check_data
 from ..pipeline.bootstrap import NegativeSet
 from ..pipeline.cascade import CascadeConfig
 from ..pipeline.cascade_train import train_cascade
 from .common import bounded_int, probability
 
 CASCADE_DEFAULTS = CascadeConfig()
+DEFAULT_WINDOW = (24, 24)
 
 
 def cascade_options(parser: argparse.ArgumentParser) -> None:
@@ -34,15 +39,52 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--target-false-alarm-rate", type=probability,
                        help="stop once the stages' false-alarm rates multiply to this "
                             "(default: --max-false-alarm-rate to the power N)")
+    group.add_argument("--positives", metavar="DIR",
+                       help="train on a folder of cropped samples of any object instead of "
+                            "CBCL's faces (resized to --window)")
+    group.add_argument("--positives-info", metavar="FILE",
+                       help="or on the boxes of an opencv_createsamples info file "
+                            "('path count x y w h ...' per line)")
+    group.add_argument("--window", type=window_size, metavar="WxH",
+                       help="window of --positives / --positives-info (default 24x24)")
+    group.add_argument("--search-stage-cost", action="store_true",
+                       help="boost every stage at costs 1,1 2,1 and 4,1 and keep the one "
+                            "with the fewest stumps (instead of --cost)")
     group.add_argument("--negatives-per-stage", type=bounded_int(50, 10 ** 6), metavar="N",
-                       help="negatives per stage (default: as many as training faces)")
+                       help="negatives per stage (default: as many as training faces, "
+                            "at most 5000)")
 
 
-def run_cascade(args, config, data, out, options, warn, quiet: bool) -> int:
+def window_size(text: str) -> tuple[int, int]:
+    try:
+        return parse_window(text)
+    except FacedetectError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _samples(args, warn):
+    """The positives asked for, else CBCL's faces and non-faces."""
+    if args.positives and args.positives_info:
+        raise FacedetectError("give --positives or --positives-info, not both")
+    window = args.window or DEFAULT_WINDOW
+    if args.positives:
+        return load_positive_folder(args.positives, window, warn)
+    if args.positives_info:
+        return load_positives_info(args.positives_info, window, warn)
+    if args.window:
+        raise FacedetectError("--window needs --positives or --positives-info (CBCL's "
+                              "windows are 19x19)")
+    data = load_cbcl(args.data)
+    check_data(data)
+    return data
+
+
+def run_cascade(args, config, out, options, warn, quiet: bool) -> int:
     cascade = CascadeConfig(args.stages, args.min_hit_rate, args.max_false_alarm_rate,
                             args.max_stumps_per_stage, args.target_false_alarm_rate,
-                            args.negatives_per_stage)
+                            args.negatives_per_stage, args.search_stage_cost)
     cascade.check()
+    data = _samples(args, warn)
     negatives = NegativeSet.find(args.negatives, warn=warn)
     with exclusive_output(out):
         result = train_cascade(config, cascade, data, negatives=negatives, out=out,
@@ -56,8 +98,10 @@ def run_cascade(args, config, data, out, options, warn, quiet: bool) -> int:
     print(f"saved {out}: {len(stages)} stages, {result.model.n_stumps} stumps, cost "
           f"{config.cost[0]:g},{config.cost[1]:g}, in {result.seconds:.0f} s")
     for stage in stages:
-        print(f"  stage {stage['stage']:2d}: {stage['stumps']:4d} stumps, held-out hit rate "
+        print(f"  stage {stage['stage']:2d}: {stage['stumps']:4d} stumps at cost "
+              f"{stage['cost'][0]:g},{stage['cost'][1]:g}, held-out hit rate "
               f"{stage['held_out_hit_rate']:.4f}, false alarms {stage['false_alarm_rate']:.3f}, "
-              f"{stage['seconds']:.0f} s, peak {stage['peak_rss_gib']:.2f} GiB")
+              f"{stage['seconds']:.0f} s ({stage['mining_seconds']:.0f} s mining), peak "
+              f"{stage['peak_rss_gib']:.2f} GiB")
     print(f"stopped: {result.stop_reason}")
     return 0

@@ -142,7 +142,6 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
-
 def _out_path(args) -> Path:
     if args.out:
         return check_writable(args.out, "--out")
@@ -172,13 +171,16 @@ def run(args: argparse.Namespace) -> int:
                          args.threshold_rule, args.exact, args.bootstrap_rounds,
                          args.bootstrap_limit, args.bootstrap_threshold)
     check_config(config)
-    data = load_cbcl(args.data)
-    check_data(data)                     # bad data and a bad split are refused first
-    calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
     if args.stages:
         if not args.out:
             writable_folder(DEFAULT_MODEL_DIR, "--out")
-        return run_cascade(args, config, data, out, options, warn, quiet)
+        return run_cascade(args, config, out, options, warn, quiet)
+    if args.positives or args.positives_info or args.window:
+        raise FacedetectError("--positives, --positives-info and --window train a cascade: "
+                              "add --stages N")
+    data = load_cbcl(args.data)
+    check_data(data)                     # bad data and a bad split are refused first
+    calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
     negatives = None
     if args.bootstrap_rounds:
         negatives = NegativeSet.find(args.negatives, warn=warn)
@@ -189,6 +191,12 @@ def run(args: argparse.Namespace) -> int:
     with exclusive_output(out):
         result = train_detector(config, data, out=out, negatives=negatives,
                                 resume=args.resume, progress=not quiet, options=options)
+    _report(args, out, config, result)
+    return 0
+
+
+def _report(args, out, config: TrainConfig, result) -> None:
+    """The trained model's summary, as text or JSON."""
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,
@@ -212,7 +220,6 @@ def run(args: argparse.Namespace) -> int:
                   f"{detection['min_neighbors']}, "
                   f"{detection['false_alarms_per_megapixel']:.3g} false alarms per "
                   f"megapixel on {detection['source']}")
-    return 0
 
 
 def add_parser(subparsers) -> None:

@@ -104,6 +104,14 @@ class Detections:
     seconds: float
 
 
+def box_mapping(model) -> tuple[float, float]:
+    """``(scale, shift)`` from a model's windows to its object boxes: its own (a detector
+    of other objects trained on crops of the object: 1 and 0), else the face boxes'."""
+    detection = getattr(model, "detection", None) or {}
+    return (float(detection.get("box_scale", BOX_SCALE)),
+            float(detection.get("box_shift", BOX_SHIFT)))
+
+
 def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,
                   shift: float = BOX_SHIFT) -> np.ndarray:
     """Face boxes ``(x, y, w, h)`` for detector windows ``(x, y, w, h)``.
@@ -148,24 +156,38 @@ def pyramid_scales(width: int, height: int, window: int, params: DetectionParams
 
 
 def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
-    """Per pyramid level: ``(level image, (sx, sy), xs, ys, scores, windows scanned)``."""
+    """Per pyramid level: ``(level image, (sx, sy), xs, ys, scores, windows scanned)``.
+
+    With ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
+    exported cascade finds the same boxes: the scale as a float32, level sizes and boxes
+    rounded from it, ``INTER_LINEAR_EXACT`` resizing, no window on a level's last row or
+    column."""
     height, width = grey.shape
     win_w, win_h = scanner.window
+    like_opencv = int(params.step == "auto")
     for scale in pyramid_scales(width, height, max(win_w, win_h), params):
+        if like_opencv:
+            scale = float(np.float32(scale))
         level_w, level_h = int(round(width / scale)), int(round(height / scale))
-        if level_w < win_w or level_h < win_h:
+        window_rows, window_cols = (level_h - win_h + 1 - like_opencv,
+                                    level_w - win_w + 1 - like_opencv)
+        if window_rows < 1 or window_cols < 1:
             break
         level = grey if (level_w, level_h) == (width, height) else cv2.resize(
-            grey, (level_w, level_h), interpolation=cv2.INTER_LINEAR)
-        window_rows = level_h - win_h + 1
+            grey, (level_w, level_h),
+            interpolation=cv2.INTER_LINEAR_EXACT if like_opencv else cv2.INTER_LINEAR)
         step = step_at(scale, params)
         # A refined scan covers the step-1 grid (and evaluates about a quarter of it).
         grid = 1 if step == "refine" else step
-        scanned = (-(-window_rows // grid)) * ((level_w - win_w) // grid + 1)
-        found = [scanner.scan(level, step, row, row + STRIP_ROWS)
+        scanned = (-(-window_rows // grid)) * (-(-window_cols // grid))
+        found = [scanner.scan(level, step, row, min(row + STRIP_ROWS, window_rows))
                  for row in range(0, window_rows, STRIP_ROWS)]
         xs, ys, scores = (np.concatenate([f[k] for f in found]) for k in range(3))
-        yield level, (width / level_w, height / level_h), xs, ys, scores, scanned
+        if like_opencv:
+            inside = xs < window_cols
+            xs, ys, scores = xs[inside], ys[inside], scores[inside]
+        factors = (scale, scale) if like_opencv else (width / level_w, height / level_h)
+        yield level, factors, xs, ys, scores, scanned
 
 
 def scan_raw(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
@@ -256,5 +278,6 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
                                       params)
     windows, best, counts = group_detections(rects, scores, params.threshold,
                                              params.min_neighbors, params.neighbor_margin)
-    return Detections(window_to_box(windows), best, counts, windows, len(rects), scanned,
+    return Detections(window_to_box(windows, *box_mapping(model)), best, counts, windows,
+                      len(rects), scanned,
                       time.perf_counter() - start)

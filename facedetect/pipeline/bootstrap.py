@@ -13,7 +13,7 @@ stopped and finds the same windows.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +139,7 @@ def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0,
     per_picture = max(1, limit // PICTURE_SHARE) if len(pictures) >= FEW_PICTURES else limit
     # Training has the machine to itself: every scan call in parallel.
     scanner = LevelScanner(model, threshold, parallel_min_windows=0)
+    scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, *model.window))
     rng_seed = [seed, 0]
     bar = tqdm(total=limit, initial=min(state.count, limit), desc="mining", unit="window",
                disable=not progress, leave=False)
@@ -151,7 +152,7 @@ def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0,
             else:
                 variants = (dihedral_variants(picture) if len(pictures) < FEW_PICTURES
                             else [picture])
-                found = [positive_windows(v, scanner, BOOTSTRAP_SCAN) for v in variants]
+                found = [positive_windows(v, scanner, scan) for v in variants]
                 found = np.concatenate(found)
                 if len(found) > per_picture:  # a draw of its own per picture: resumable
                     rng = np.random.default_rng(rng_seed + [state.position])
@@ -201,7 +202,8 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) 
         if picture is None:
             continue
         height, width = picture.shape
-        scales = pyramid_scales(width, height, max(win_w, win_h), BOOTSTRAP_SCAN)
+        scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, win_w, win_h))
+        scales = pyramid_scales(width, height, max(win_w, win_h), scan)
         for _ in range(min(per_picture, count - total) if scales else 0):
             scale = scales[rng.integers(len(scales))]
             size = (max(win_w, int(round(width / scale))), max(win_h, int(round(height / scale))))

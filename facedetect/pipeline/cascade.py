@@ -34,6 +34,11 @@ from .storage import compact_features
 # A stage needs this many negatives to measure its false-alarm rate; fewer means the
 # negative pictures are exhausted.
 MIN_NEGATIVES = 50
+# Negatives per stage unless told: as many as the training faces, at most this many
+# (opencv_traincascade's default is 1,000 against 2,000 faces).
+DEFAULT_NEGATIVES = 5000
+# The costs a stage tries with ``search_cost``: even, and misses two and four times dearer.
+SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,8 @@ class CascadeConfig:
     max_false_alarm_rate: float = 0.5
     max_stumps_per_stage: int = 200
     target_false_alarm_rate: float | None = None   # default: max_false_alarm_rate ** stages
-    negatives_per_stage: int | None = None          # default: as many as training faces
+    negatives_per_stage: int | None = None   # default: as many as training faces, <= 5000
+    search_cost: bool = False   # each stage tries SEARCHED_COSTS and keeps the fewest stumps
 
     def check(self) -> None:
         """Refuse settings no cascade can meet, naming the parameter."""
@@ -66,6 +72,10 @@ class CascadeConfig:
             raise FacedetectError(f"negatives_per_stage must be {MIN_NEGATIVES}..1000000, "
                                   f"got {count!r}")
 
+    def stage_costs(self, cost) -> tuple:
+        """The costs each stage is boosted at: ``cost``, or the searched ones."""
+        return SEARCHED_COSTS if self.search_cost else (tuple(cost),)
+
     @property
     def target(self) -> float:
         if self.target_false_alarm_rate is not None:
@@ -84,40 +94,75 @@ class StageData:
 
 
 def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
-    """The largest threshold that ``min_hit_rate`` of ``scores`` exceed (a window passes
-    a stage when its sum is above the threshold).
+    """A threshold that ``min_hit_rate`` of ``scores`` exceed, midway between the lowest
+    score that must pass and the next lower one (a window passes a stage when its sum is
+    above the threshold). A stage's sums take few distinct values, many windows share
+    each, so a threshold just below one would leave them to rounding: OpenCV sums the
+    leaves as float32 and reads the threshold as one.
 
     Examples
     --------
     >>> stage_threshold(np.array([3.0, 1.0, 2.0, 4.0]), 0.75)   # three of four pass
-    1.9999999999999998
+    1.5
+    >>> stage_threshold(np.array([3.0, 2.0, 2.0, 4.0]), 0.75)   # ties pass together
+    1.5
     """
     ordered = np.sort(scores)
     rejectable = int(math.floor((1.0 - min_hit_rate) * len(ordered) + 1e-9))
-    return float(np.nextafter(ordered[rejectable], -np.inf))
+    lowest = ordered[rejectable]
+    below = ordered[ordered < lowest]
+    # With nothing below, half a unit under: as far from the sums as their own spacing.
+    return float(0.5 * (lowest + below[-1])) if len(below) else float(lowest - 0.5)
 
 
-def train_stage(data: StageData, pool, cost, config: CascadeConfig, memory: int,
+def train_stage(data: StageData, pool, costs, config: CascadeConfig, memory: int,
                 progress: bool, name: str):
     """Boost one stage until its negatives' pass rate at the hit-rate threshold is at most
-    ``max_false_alarm_rate``. Returns ``(estimator, threshold, hit rate, false-alarm rate)``."""
+    ``max_false_alarm_rate``, once per cost in ``costs`` on the same features; the stage
+    of fewest stumps wins (then the fewest false alarms, then the first cost). Returns
+    ``(estimator, threshold, hit rate, false-alarm rate, cost)``."""
     images = np.concatenate([data.faces, data.negatives])
     y = np.r_[np.ones(len(data.faces), np.int8), np.zeros(len(data.negatives), np.int8)]
     store = compact_features(images, pool, memory, progress=progress)
-    negative_scores = np.zeros(len(data.negatives))
-    held_scores = np.zeros(len(data.held_faces))
-    window = (pool.width, pool.height)
+    held_values = _HeldValues(data.held_faces, pool)
+    best = None
+    for cost in costs:
+        label = f"{name} boosting" + (f" at cost {cost[0]:g},{cost[1]:g}" if len(costs) > 1
+                                      else "")
+        found = _boost_stage(store, y, held_values, tuple(cost), config, progress, label)
+        if best is None or (found[0].n_rounds_, found[3]) < (best[0].n_rounds_, best[3]):
+            best = (*found, tuple(cost))
+    return best
+
+
+class _HeldValues:
+    """The held-out faces' values of pool features, computed once per feature as the
+    scanner computes them (so their stage sums are the ones the scanner gives them)."""
+
+    def __init__(self, windows: np.ndarray, pool):
+        self.windows, self.pool, self.cache = windows, pool, {}
+
+    def __call__(self, feature: int) -> np.ndarray:
+        if feature not in self.cache:
+            self.cache[feature] = haar_values(self.windows, [self.pool.feature(feature)],
+                                              (self.pool.width, self.pool.height))[:, 0]
+        return self.cache[feature]
+
+
+def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: bool,
+                 label: str):
+    n_faces = int(y.sum())
+    negative_scores = np.zeros(len(y) - n_faces)
+    held_scores = np.zeros(len(held_values.windows))
     found = {}
-    bar = tqdm(total=config.max_stumps_per_stage, desc=f"{name} boosting", unit="stump",
+    bar = tqdm(total=config.max_stumps_per_stage, desc=label, unit="stump",
                disable=not progress, leave=False)
 
     def on_round(model, state):
         f, threshold, polarity = state.stumps[-1]
         alpha = state.alphas[-1]
-        outputs = store.outputs_at(f, threshold, polarity)
-        negative_scores[:] += alpha * outputs[len(data.faces):]
-        values = haar_values(data.held_faces, [pool.feature(f)], window)[:, 0]
-        held_scores[:] += alpha * np.where(values > threshold, polarity, -polarity)
+        negative_scores[:] += alpha * store.outputs_at(f, threshold, polarity)[n_faces:]
+        held_scores[:] += alpha * np.where(held_values(f) > threshold, polarity, -polarity)
         cut = stage_threshold(held_scores, config.min_hit_rate)
         false_alarms = float(np.mean(negative_scores > cut))
         found.update(threshold=cut, false_alarms=false_alarms,
@@ -135,7 +180,7 @@ def train_stage(data: StageData, pool, cost, config: CascadeConfig, memory: int,
 
 
 def stage_negatives(cascade, negatives, cbcl_negatives, count: int, seed: int,
-                    progress: bool, warn) -> np.ndarray:
+                    progress: bool, warn, window=(19, 19)) -> np.ndarray:
     """``count`` negatives the cascade so far accepts: CBCL's non-faces first, then
     windows of the negative pictures (random ones for the first stage)."""
     if cascade is None:
@@ -147,7 +192,7 @@ def stage_negatives(cascade, negatives, cbcl_negatives, count: int, seed: int,
     if missing <= 0:
         return kept
     if cascade is None:
-        found = random_windows(negatives, missing, seed, (19, 19), warn=warn)
+        found = random_windows(negatives, missing, seed, window, warn=warn)
     else:
         found = hard_negatives(cascade, negatives, missing, seed, cascade.threshold,
                                progress=progress, warn=warn)
@@ -178,17 +223,18 @@ def config_record(config: CascadeConfig) -> dict:
     return dict(asdict(config), target_false_alarm_rate=config.target)
 
 
-def run_stage(stage: int, data: StageData, pool, cost, config: CascadeConfig, memory: int,
+def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig, memory: int,
               progress: bool):
-    """Train stage ``stage`` (0-based) and return its estimator, threshold and record."""
+    """Train stage ``stage`` (0-based) at the best of ``costs`` and return its estimator,
+    threshold and record."""
     start = time.perf_counter()
     with terminate_as_interrupt():
-        estimator, threshold, hits, false_alarms = train_stage(
-            data, pool, cost, config, memory, progress, f"stage {stage + 1}/{config.stages}")
-    record = {"stage": stage + 1, "stumps": int(estimator.n_rounds_),
+        estimator, threshold, hits, false_alarms, cost = train_stage(
+            data, pool, costs, config, memory, progress, f"stage {stage + 1}/{config.stages}")
+    record = {"stage": stage + 1, "stumps": int(estimator.n_rounds_), "cost": list(cost),
               "threshold": threshold, "held_out_hit_rate": hits,
               "false_alarm_rate": false_alarms, "faces": int(len(data.faces)),
               "negatives": int(len(data.negatives)),
-              "seconds": round(time.perf_counter() - start, 2),
+              "boosting_seconds": round(time.perf_counter() - start, 2),
               "peak_rss_gib": round(peak_rss_gib(), 3)}
     return estimator, threshold, record

@@ -9,6 +9,7 @@ mining part supplies the rest of the negatives.
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import sys
 import time
@@ -18,13 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from ..data import load_cbcl
+from ..data.positives import PositiveSet
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun
 from ..haar import haar_feature_pool
 from ..model_file import load_document, reseal
 from ..training.model_io import estimator_from_document
 from .bootstrap import NegativeSet
-from .cascade import (MIN_NEGATIVES, CascadeConfig, StageData, cascade_model, config_record,
+from .cascade import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
 from .config import TrainConfig, check_config, check_data, split_indices, training_windows
 from .run import RunOptions
@@ -37,10 +39,75 @@ CASCADE_SCAN = {"scale_factor": 1.1, "step": "auto", "min_size": 19, "min_neighb
 
 
 @dataclass
+class CascadeSamples:
+    """The windows a cascade learns from: training and held-out positives (augmented
+    alike), negatives known beforehand (CBCL's non-faces; none for other objects)."""
+
+    faces: np.ndarray
+    held: np.ndarray
+    negatives: np.ndarray
+    window: tuple[int, int]
+    fingerprint: str
+    source: str
+    boxes_are_windows: bool = False
+
+
+def cascade_samples(data, config: TrainConfig) -> CascadeSamples:
+    """The samples of CBCL data (split as ``config`` says) or of a :class:`PositiveSet`
+    (a seeded ``config.holdout`` share held out)."""
+    if isinstance(data, PositiveSet):
+        images = data.images
+        held = np.random.default_rng(config.seed).permutation(len(images))
+        held = np.sort(held[:int(round(config.holdout * len(images)))])
+        train = np.setdiff1d(np.arange(len(images)), held)
+        negatives = np.empty((0, *images.shape[1:]), np.uint8)
+        digest = hashlib.sha256(images.tobytes() + "\n".join(data.names).encode())
+        fingerprint, source = digest.hexdigest(), data.source
+    else:
+        check_data(data)
+        train, held = split_indices(data.labels, config)
+        images = data.images
+        negatives = images[train][data.labels[train] == 0]
+        train, held = train[data.labels[train] == 1], held[data.labels[held] == 1]
+        fingerprint, source = data.fingerprint(), str(data.source)
+    if len(held) == 0:
+        raise FacedetectError("a cascade sets its stage thresholds on held-out positives: "
+                              "holdout must be above 0")
+    ones = np.ones(len(images), np.int8)
+    faces, _ = training_windows(images[train], ones[train], config.mirror, config.jitter,
+                                config.seed)
+    # The held-out positives as the scanner meets them: an object is seen by windows up
+    # to a pixel and a scale step off, so they get the training ones' mirror and jitter.
+    held_faces, _ = training_windows(images[held], ones[held], config.mirror, config.jitter,
+                                     config.seed + 1)
+    return CascadeSamples(faces, held_faces, negatives, (images.shape[2], images.shape[1]),
+                          fingerprint, source, isinstance(data, PositiveSet))
+
+
+@dataclass
 class CascadeResult:
     model: HaarDetectorModel
     seconds: float
     stop_reason: str
+
+
+@dataclass
+class _CascadeRun:
+    """What the stages of one cascade run share."""
+
+    config: TrainConfig
+    cascade: CascadeConfig
+    samples: CascadeSamples
+    negatives: NegativeSet
+    pool: object
+    run_config: dict
+    checkpoint: Path | None
+    memory: int
+    progress: bool
+    options: RunOptions
+
+    def model(self, stages, records):
+        return _model(stages, self.pool, self.config, self.run_config, records, self.samples)
 
 
 def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
@@ -58,65 +125,16 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     if negatives is None or not negatives.mining:
         raise FacedetectError("a cascade needs negative pictures to mine its negatives")
     start = time.perf_counter()
-    cbcl = data if data is not None else load_cbcl()
-    check_data(cbcl)
-    train, held = split_indices(cbcl.labels, config)
-    if len(held) == 0:
-        raise FacedetectError("a cascade sets its stage thresholds on held-out faces: "
-                              "holdout must be above 0")
-    faces, _ = training_windows(cbcl.images[train][cbcl.labels[train] == 1],
-                                np.ones((cbcl.labels[train] == 1).sum(), np.int8),
-                                config.mirror, config.jitter, config.seed)
-    held_faces = cbcl.images[held][cbcl.labels[held] == 1]
-    _check_hit_rate(len(held_faces), cascade.min_hit_rate)
-    cbcl_negatives = cbcl.images[train][cbcl.labels[train] == 0]
+    samples = cascade_samples(data if data is not None else load_cbcl(), config)
+    _check_hit_rate(len(samples.held), cascade.min_hit_rate)
     run_config = dict(config.as_dict(), cascade=config_record(cascade),
-                      data_sha256=cbcl.fingerprint(), negatives_sha256=negatives.fingerprint)
+                      data_sha256=samples.fingerprint, negatives_sha256=negatives.fingerprint)
     checkpoint = options.checkpoint or (Path(str(out) + ".checkpoint.json") if out else None)
-    pool = haar_feature_pool(19, 19)
-    stages, records = _resumed(checkpoint, run_config) if resume else ([], [])
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
-    count = cascade.negatives_per_stage or len(faces)
-    warn = options.warn or (lambda line: print(line, file=sys.stderr))
-    reason = f"all {cascade.stages} stages trained"
-    model = _model(stages, pool, config, run_config, records, cbcl) if stages else None
-    for stage in range(len(stages), cascade.stages):
-        if model is not None:
-            faces = faces[model.decision_function(faces) > model.threshold]
-            held_faces = held_faces[model.decision_function(held_faces) > model.threshold]
-            _check_hit_rate(len(held_faces), cascade.min_hit_rate)
-        try:
-            found = stage_negatives(model, negatives.mining, cbcl_negatives, count,
-                                    config.seed + stage, progress, warn)
-            if len(found) < MIN_NEGATIVES:
-                reason = (f"negatives exhausted: the pictures gave {len(found)} windows the "
-                          f"{stage} stages accept, fewer than {MIN_NEGATIVES}")
-                break
-            estimator, threshold, record = run_stage(
-                stage, StageData(faces, found, held_faces), pool, config.cost, cascade,
-                memory, progress)
-        except KeyboardInterrupt:
-            raise _interrupted(checkpoint, stage) from None
-        stages.append((estimator, threshold))
-        records.append(record)
-        model = _model(stages, pool, config, run_config, records, cbcl)
-        if checkpoint is not None:
-            model.save(checkpoint)
-        if progress:
-            options.log(f"stage {stage + 1}: {record['stumps']} stumps, hit rate "
-                        f"{record['held_out_hit_rate']:.4f}, false alarms "
-                        f"{record['false_alarm_rate']:.3f}, {record['seconds']:.0f} s")
-        reached = math.prod(r["false_alarm_rate"] for r in records)
-        if record["false_alarm_rate"] > cascade.max_false_alarm_rate:
-            reason = (f"stage {stage + 1} kept {record['false_alarm_rate']:.3f} of its "
-                      f"negatives after {cascade.max_stumps_per_stage} stumps, above "
-                      f"{cascade.max_false_alarm_rate}")
-            break
-        if reached <= cascade.target:
-            reason = f"target false-alarm rate {cascade.target:.3g} reached ({reached:.3g})"
-            break
-    if model is None:
-        raise FacedetectError(f"no stage could be trained: {reason}")
+    run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window),
+                      run_config, checkpoint, memory, progress, options)
+    stages, records = _resumed(checkpoint, run_config) if resume else ([], [])
+    model, reason = _grow(run, stages, records)
     model = _finished(model, reason, time.perf_counter() - start)
     if out is not None:
         model.save(out)
@@ -126,22 +144,92 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     return CascadeResult(model, time.perf_counter() - start, reason)
 
 
+def _grow(run: _CascadeRun, stages: list, records: list):
+    """Add stages until a stopping rule holds; ``(model, the reason it stopped)``."""
+    cascade, samples = run.cascade, run.samples
+    faces, held = samples.faces, samples.held
+    count = cascade.negatives_per_stage or min(len(faces), DEFAULT_NEGATIVES)
+    warn = run.options.warn or (lambda line: print(line, file=sys.stderr))
+    model = run.model(stages, records) if stages else None
+    for stage in range(len(stages), cascade.stages):
+        if model is not None:
+            faces = faces[model.decision_function(faces) > model.threshold]
+            held = held[model.decision_function(held) > model.threshold]
+            if len(held) < _needed(cascade.min_hit_rate):
+                return model, (f"{len(held)} held-out positives are left, too few to "
+                               f"measure a hit rate of {cascade.min_hit_rate}")
+        stage_start = time.perf_counter()
+        try:
+            found = stage_negatives(model, run.negatives.mining, samples.negatives, count,
+                                    run.config.seed + stage, run.progress, warn,
+                                    samples.window)
+            if len(found) < MIN_NEGATIVES:
+                return _trained(model, f"negatives exhausted: the pictures gave {len(found)} "
+                                       f"windows the {stage} stages accept, fewer than "
+                                       f"{MIN_NEGATIVES}")
+            estimator, threshold, record = run_stage(
+                stage, StageData(faces, found, held), run.pool,
+                cascade.stage_costs(run.config.cost), cascade, run.memory, run.progress)
+        except KeyboardInterrupt:
+            raise _interrupted(run.checkpoint, stage) from None
+        record["seconds"] = round(time.perf_counter() - stage_start, 2)
+        record["mining_seconds"] = round(record["seconds"] - record["boosting_seconds"], 2)
+        stages.append((estimator, threshold))
+        records.append(record)
+        model = run.model(stages, records)
+        if run.checkpoint is not None:
+            model.save(run.checkpoint)
+        if run.progress:
+            run.options.log(f"stage {stage + 1}: {record['stumps']} stumps, hit rate "
+                            f"{record['held_out_hit_rate']:.4f}, false alarms "
+                            f"{record['false_alarm_rate']:.3f}, {record['seconds']:.0f} s")
+        reason = _stop_reason(cascade, records)
+        if reason:
+            return model, reason
+    return _trained(model, f"all {cascade.stages} stages trained")
+
+
+def _trained(model, reason: str):
+    if model is None:
+        raise FacedetectError(f"no stage could be trained: {reason}")
+    return model, reason
+
+
+def _stop_reason(cascade: CascadeConfig, records: list) -> str | None:
+    """Why the cascade ends after its last stage, or None to go on."""
+    last = records[-1]
+    if last["false_alarm_rate"] > cascade.max_false_alarm_rate:
+        return (f"stage {last['stage']} kept {last['false_alarm_rate']:.3f} of its negatives "
+                f"after {cascade.max_stumps_per_stage} stumps, above "
+                f"{cascade.max_false_alarm_rate}")
+    reached = math.prod(r["false_alarm_rate"] for r in records)
+    if reached <= cascade.target:
+        return f"target false-alarm rate {cascade.target:.3g} reached ({reached:.3g})"
+    return None
+
+
+def _needed(hit_rate: float) -> int:
+    """Held-out positives a hit rate needs to be told from 1: one of them may fail."""
+    return math.ceil(1.0 / (1.0 - hit_rate) - 1e-9)
+
+
 def _check_hit_rate(n_faces: int, hit_rate: float) -> None:
-    """A hit rate needs enough held-out faces to be told from 1: at least one may fail."""
-    needed = math.ceil(1.0 / (1.0 - hit_rate))
-    if n_faces < needed:
-        raise FacedetectError(f"{n_faces} held-out faces cannot measure a hit rate of "
-                              f"{hit_rate} (at least {needed} are needed): raise holdout "
-                              "or lower min_hit_rate")
+    if n_faces < _needed(hit_rate):
+        raise FacedetectError(f"{n_faces} held-out positives cannot measure a hit rate of "
+                              f"{hit_rate} (at least {_needed(hit_rate)} are needed): raise "
+                              "holdout or lower min_hit_rate")
 
 
-def _model(stages, pool, config: TrainConfig, run_config: dict, records, cbcl):
-    training = {"config": run_config, "data_source": str(cbcl.source),
+def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples):
+    training = {"config": run_config, "data_source": samples.source,
                 "cascade_stages": records, "rounds": int(sum(e.n_rounds_ for e, _ in stages))}
     model = cascade_model([e for e, _ in stages], [t for _, t in stages], pool, config.cost,
                           training)
     document = copy.deepcopy(model.document)
-    document["detection"] = dict(CASCADE_SCAN, threshold=float(stages[-1][1]))
+    document["detection"] = dict(CASCADE_SCAN, threshold=float(stages[-1][1]),
+                                 min_size=max(pool.width, pool.height))
+    if samples.boxes_are_windows:   # crops of the object itself: its box is the window
+        document["detection"].update(box_scale=1.0, box_shift=0.0)
     return HaarDetectorModel.from_document(reseal(document))
 
 
