@@ -119,8 +119,8 @@ def envelope_area_between(first, second, pcf=None) -> float:
 def roc_points(labels, scores, n_points: int = 21):
     """Operating points as the decision threshold moves: (threshold, FN rate, FP rate).
 
-    Thresholds are quantiles of the scores (plus both ends), predicting positive where
-    ``score > threshold``.
+    Thresholds are quantiles of the finite scores (plus both ends), predicting positive
+    where ``score > threshold``.
 
     Examples
     --------
@@ -130,7 +130,12 @@ def roc_points(labels, scores, n_points: int = 21):
     """
     labels = np.asarray(labels).astype(bool)
     scores = np.asarray(scores, dtype=np.float64)
-    thresholds = np.unique(np.r_[scores.min() - 1, np.quantile(scores, np.linspace(0, 1, n_points)),
+    # A cascade scores the windows an early stage rejects -inf: the quantiles are of the
+    # finite scores, and the lowest threshold lets every finite one pass.
+    finite = scores[np.isfinite(scores)]
+    if finite.size == 0:
+        finite = np.zeros(1)
+    thresholds = np.unique(np.r_[finite.min() - 1, np.quantile(finite, np.linspace(0, 1, n_points)),
                                  0.0])
     points = []
     for threshold in thresholds:

@@ -207,3 +207,35 @@ def test_cascade_flags_are_checked_on_the_command_line(args, message, small_cbcl
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2
+
+
+def test_a_cascade_is_evaluated_on_its_held_out_split(trained, data, recwarn):
+    from facedetect.pipeline.heldout import evaluate
+    result, _ = trained
+    report = evaluate(result.model, data)
+    _, held = split_indices(data.labels, CONFIG)
+    assert report["n_positive"] + report["n_negative"] == len(held)
+    assert report["threshold"] == result.model.threshold
+    assert report["threshold_source"] == "the cascade's last stage"
+    thresholds = [p["threshold"] for p in report["roc"]]
+    assert all(np.isfinite(thresholds))
+    assert not [w for w in recwarn if "invalid value" in str(w.message)]
+
+
+def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negatives, tmp_path,
+                                                          monkeypatch):
+    from facedetect.pipeline import cascade_train
+    result, _ = trained
+    out = tmp_path / "c.json"
+    real = cascade_train._finished
+
+    def interrupted_while_saving(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cascade_train, "_finished", interrupted_while_saving)
+    with pytest.raises(KeyboardInterrupt):
+        train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False)
+    monkeypatch.setattr(cascade_train, "_finished", real)
+    resumed = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, resume=True,
+                            progress=False)
+    assert resumed.model.document["stages"] == result.model.document["stages"]
+    assert resumed.stop_reason == result.stop_reason

@@ -6,14 +6,15 @@ import argparse
 import sys
 
 from ..data import load_cbcl
-from ..detector.model import HaarDetectorModel
 from ..pipeline.heldout import evaluate
+from .detect_cmd import load_detector
 from .common import (bounded_int, describe_operating_point, finite_float, print_json,
                      standalone_main)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="model file from train-detector")
+    parser.add_argument("model", help="model file from train-detector ('default' or "
+                                      "'cascade' for a shipped one)")
     parser.add_argument("--data", help="CBCL folder or faces.tar.gz (must be the training data)")
     parser.add_argument("--split", choices=("heldout", "train"), default="heldout",
                         help="evaluate on the held-out windows (default) or, explicitly, "
@@ -28,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = HaarDetectorModel.load(args.model)
+    model = load_detector(args.model)
     data = load_cbcl(args.data)
     report = evaluate(model, data, args.split, args.threshold, args.roc_points)
     if args.json:
@@ -39,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     cp, cn = report["cost"]
     point = report["operating_point"]
     print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, {args.split} split")
-    print("  " + describe_operating_point(point))
+    if model.stages:
+        print(f"  a cascade of {len(model.stages)} stages; a window passes a stage when its "
+              "sum is above the stage's threshold; the thresholds below are the last stage's")
+    else:
+        print("  " + describe_operating_point(point))
     rows = [(f"threshold {report['threshold']:+.4f} ({report['threshold_source']})", report)]
     if report["threshold"] != 0:
         rows.append(("raw threshold 0", report["raw"]))

@@ -49,6 +49,7 @@ class CascadeSamples:
     window: tuple[int, int]
     fingerprint: str
     source: str
+    held_names: list
     boxes_are_windows: bool = False
 
 
@@ -63,11 +64,13 @@ def cascade_samples(data, config: TrainConfig) -> CascadeSamples:
         negatives = np.empty((0, *images.shape[1:]), np.uint8)
         digest = hashlib.sha256(images.tobytes() + "\n".join(data.names).encode())
         fingerprint, source = digest.hexdigest(), data.source
+        held_names = [data.names[i] for i in held]
     else:
         check_data(data)
         train, held = split_indices(data.labels, config)
         images = data.images
         negatives = images[train][data.labels[train] == 0]
+        held_names = [data.names[i] for i in held]     # faces and non-faces: evaluate's split
         train, held = train[data.labels[train] == 1], held[data.labels[held] == 1]
         fingerprint, source = data.fingerprint(), str(data.source)
     if len(held) == 0:
@@ -81,7 +84,7 @@ def cascade_samples(data, config: TrainConfig) -> CascadeSamples:
     held_faces, _ = training_windows(images[held], ones[held], config.mirror, config.jitter,
                                      config.seed + 1)
     return CascadeSamples(faces, held_faces, negatives, (images.shape[2], images.shape[1]),
-                          fingerprint, source, isinstance(data, PositiveSet))
+                          fingerprint, source, held_names, isinstance(data, PositiveSet))
 
 
 @dataclass
@@ -151,6 +154,8 @@ def _grow(run: _CascadeRun, stages: list, records: list):
     count = cascade.negatives_per_stage or min(len(faces), DEFAULT_NEGATIVES)
     warn = run.options.warn or (lambda line: print(line, file=sys.stderr))
     model = run.model(stages, records) if stages else None
+    if records and _stop_reason(cascade, records):   # resumed after the last stage
+        return model, _stop_reason(cascade, records)
     for stage in range(len(stages), cascade.stages):
         if model is not None:
             faces = faces[model.decision_function(faces) > model.threshold]
@@ -222,6 +227,7 @@ def _check_hit_rate(n_faces: int, hit_rate: float) -> None:
 
 def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples):
     training = {"config": run_config, "data_source": samples.source,
+                "heldout_names": samples.held_names,
                 "cascade_stages": records, "rounds": int(sum(e.n_rounds_ for e, _ in stages))}
     model = cascade_model([e for e, _ in stages], [t for _, t in stages], pool, config.cost,
                           training)

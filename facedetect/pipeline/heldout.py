@@ -77,7 +77,8 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     cost = tuple(point["cost"]) if point else tuple(model.cost)
     if threshold is None:
         threshold = model.threshold
-        source = "operating point" if point else "raw (no operating point recorded)"
+        source = ("operating point" if point else "the cascade's last stage" if model.stages
+                  else "raw (no operating point recorded)")
     else:
         source = "raw" if threshold == 0 else "given"
     report = {"split": split, "threshold": float(threshold), "threshold_source": source,
