@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import resource
 import time
 from pathlib import Path
 
-from facedetect.sysinfo import machine  # noqa: F401  (re-exported for the benchmarks)
+from facedetect.sysinfo import machine, peak_rss_gib  # noqa: F401  (re-exported)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident memory of this process so far, in MiB."""
+    return peak_rss_gib() * 1024
 
 
 def timed(function, *args, repeat: int = 1, **kwargs):

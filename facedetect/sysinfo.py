@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 from pathlib import Path
 
 
@@ -18,3 +19,8 @@ def machine() -> str:
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def peak_rss_gib() -> float:
+    """Peak resident memory of this process so far, in GiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20

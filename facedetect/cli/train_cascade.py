@@ -9,7 +9,6 @@ from ..atomic import exclusive_output
 from ..data import load_cbcl
 from ..data.positives import load_positive_folder, load_positives_info, parse_window
 from ..errors import FacedetectError
-from ..pipeline.config import check_data
 from ..pipeline.bootstrap import NegativeSet
 from ..pipeline.cascade import CascadeConfig
 from ..pipeline.cascade_train import train_cascade
@@ -74,9 +73,7 @@ def _samples(args, warn):
     if args.window:
         raise FacedetectError("--window needs --positives or --positives-info (CBCL's "
                               "windows are 19x19)")
-    data = load_cbcl(args.data)
-    check_data(data)
-    return data
+    return load_cbcl(args.data)   # checked with its split by the trainer
 
 
 def run_cascade(args, config, out, options, warn, quiet: bool) -> int:

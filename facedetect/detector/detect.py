@@ -164,7 +164,7 @@ def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams
     column."""
     height, width = grey.shape
     win_w, win_h = scanner.window
-    like_opencv = int(params.step == "auto")
+    like_opencv = int(params.step == "auto")   # 1: one row and column fewer
     for scale in pyramid_scales(width, height, max(win_w, win_h), params):
         if like_opencv:
             scale = float(np.float32(scale))

@@ -171,15 +171,34 @@ class HaarDetectorModel:
                 running = np.zeros(len(outputs))
         return scores
 
+    def stage_sums(self, windows: np.ndarray, stage: int) -> np.ndarray:
+        """The sum of one cascade stage's stumps on each window, added in the scanner's
+        order (bit for bit :meth:`running_scores` at the stage's end)."""
+        ends = self.stage_ends()
+        start, stop = (ends[stage - 1] + 1 if stage else 0), ends[stage] + 1
+        values = haar_values(windows, self.rects[start:stop], self.window, self.normalize)
+        votes = self.alphas[start:stop] * self.polarities[start:stop].astype(np.float64)
+        outputs = np.where(values > self.thresholds[start:stop], votes, -votes)
+        running = np.zeros(len(outputs))
+        for t in range(stop - start):
+            running = running + outputs[:, t]
+        return running
+
     def decision_function(self, windows: np.ndarray) -> np.ndarray:
         """``sum_t alpha_t h_t``, as the scanner adds it (see :meth:`running_scores`). For a
-        cascade, the last stage's sum, and -inf for a window an earlier stage rejects."""
-        scores = self.running_scores(windows)
-        final = scores[:, -1].copy()
-        if self.stages:
-            ends = self.stage_ends()
-            for end, (_, threshold) in zip(ends[:-1], self.stages[:-1]):
-                final[scores[:, end] <= threshold] = -np.inf
+        cascade, the last stage's sum, and -inf for a window an earlier stage rejects: a
+        stage is scored only on the windows every earlier one passed."""
+        if not self.stages:
+            return self.running_scores(windows)[:, -1]
+        windows = np.asarray(windows)
+        final = np.full(len(windows), -np.inf)
+        alive = np.arange(len(windows))
+        for stage, (_, threshold) in enumerate(self.stages):
+            sums = self.stage_sums(windows[alive], stage)
+            if stage == len(self.stages) - 1:
+                final[alive] = sums
+            else:
+                alive = alive[sums > threshold]
         return final
 
     def predict(self, windows: np.ndarray, threshold: float | None = None) -> np.ndarray:

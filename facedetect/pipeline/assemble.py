@@ -36,13 +36,17 @@ def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = 
     document (stumps, each stump's rectangles, metadata) read as a
     :class:`~facedetect.detector.model.HaarDetectorModel`. The document is the one form of
     a model; the detector only reads it."""
-    rects = [pool.feature(int(f)) for f in estimator.features_]
-    features = {"kind": "haar", "window": [pool.width, pool.height],
-                "normalization": "opencv-variance",
-                "pool_index": [int(f) for f in estimator.features_],
-                "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
     return HaarDetectorModel.from_document(
-        model_document(estimator, features, training, operating_point, cost))
+        model_document(estimator, haar_features(estimator.features_, pool), training,
+                       operating_point, cost))
+
+
+def haar_features(pool_index, pool) -> dict:
+    """A model file's ``features`` section: each stump's rectangles in ``pool``."""
+    rects = [pool.feature(int(f)) for f in pool_index]
+    return {"kind": "haar", "window": [pool.width, pool.height],
+            "normalization": "opencv-variance", "pool_index": [int(f) for f in pool_index],
+            "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
 
 
 def window_operating_point(model: HaarDetectorModel, images, labels,

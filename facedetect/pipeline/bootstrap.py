@@ -204,11 +204,15 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) 
         height, width = picture.shape
         scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, win_w, win_h))
         scales = pyramid_scales(width, height, max(win_w, win_h), scan)
+        levels = {}   # each level resized once, however many windows it gives
         for _ in range(min(per_picture, count - total) if scales else 0):
             scale = scales[rng.integers(len(scales))]
-            size = (max(win_w, int(round(width / scale))), max(win_h, int(round(height / scale))))
-            level = picture if size == (width, height) else cv2.resize(
-                picture, size, interpolation=cv2.INTER_LINEAR)
+            if scale not in levels:
+                size = (max(win_w, int(round(width / scale))),
+                        max(win_h, int(round(height / scale))))
+                levels[scale] = picture if size == (width, height) else cv2.resize(
+                    picture, size, interpolation=cv2.INTER_LINEAR)
+            level = levels[scale]
             y = rng.integers(level.shape[0] - win_h + 1)
             x = rng.integers(level.shape[1] - win_w + 1)
             found.append(level[y:y + win_h, x:x + win_w])

@@ -15,7 +15,6 @@ model file), and ``resume`` continues after it to the same cascade.
 from __future__ import annotations
 
 import math
-import resource
 import time
 from dataclasses import asdict, dataclass
 
@@ -25,9 +24,12 @@ from tqdm.auto import tqdm
 from ..detector.model import haar_values
 from ..errors import FacedetectError
 from ..interrupts import terminate_as_interrupt
-from ..model_file import reseal
+from ..detector.model import HaarDetectorModel
+from ..model_file import FORMAT, VERSION, reseal
+from ..sysinfo import peak_rss_gib
 from ..training.algorithms import AdaBoostDB
-from .assemble import haar_detector_model
+from ..training.model_io import model_document
+from .assemble import haar_features
 from .bootstrap import hard_negatives, random_windows
 from .storage import compact_features
 
@@ -179,15 +181,12 @@ def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: b
     return estimator, found["threshold"], found["hits"], found["false_alarms"]
 
 
-def stage_negatives(cascade, negatives, cbcl_negatives, count: int, seed: int,
+def stage_negatives(cascade, negatives, known: np.ndarray, count: int, seed: int,
                     progress: bool, warn, window=(19, 19)) -> np.ndarray:
-    """``count`` negatives the cascade so far accepts: CBCL's non-faces first, then
-    windows of the negative pictures (random ones for the first stage)."""
-    if cascade is None:
-        kept = cbcl_negatives
-    else:
-        kept = cbcl_negatives[cascade.decision_function(cbcl_negatives) > cascade.threshold]
-    kept = kept[:count]
+    """``count`` negatives the cascade so far accepts: the ``known`` ones first (CBCL's
+    non-faces that passed every stage), then windows of the negative pictures (random ones
+    for the first stage)."""
+    kept = known[:count]
     missing = count - len(kept)
     if missing <= 0:
         return kept
@@ -199,24 +198,18 @@ def stage_negatives(cascade, negatives, cbcl_negatives, count: int, seed: int,
     return np.concatenate([kept, found])
 
 
-def cascade_model(estimators, thresholds, pool, cost, training: dict):
-    """The detector model of the stages so far: their stumps in order, and ``stages``."""
-    stacked = AdaBoostDB(n_rounds=sum(e.n_rounds_ for e in estimators), cost=cost)
-    for name in ("features_", "thresholds_", "polarities_", "alphas_"):
-        setattr(stacked, name, np.concatenate([getattr(e, name) for e in estimators]))
-    stacked.n_rounds_ = len(stacked.alphas_)
-    stacked.classes_ = estimators[0].classes_
-    stacked.n_features_in_ = estimators[0].n_features_in_
-    model = haar_detector_model(stacked, pool, training)
-    document = dict(model.document)
-    document["stages"] = [{"stumps": int(e.n_rounds_), "threshold": float(t)}
-                          for e, t in zip(estimators, thresholds)]
-    return type(model).from_document(reseal(document))
-
-
-def peak_rss_gib() -> float:
-    """Peak resident memory of this process so far, in GiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+def cascade_model(stages, pool, cost, training: dict):
+    """The detector model of the stages so far, ``(stumps, threshold)`` each (the stumps as
+    a model file lists them): their stumps in order, and ``stages``."""
+    stumps = [stump for stage_stumps, _ in stages for stump in stage_stumps]
+    document = {"format": FORMAT, "version": VERSION, "algorithm": "db", "selection": "root",
+                "search": "conditional", "cost": [float(c) for c in cost], "classes": [0, 1],
+                "n_features": len(pool), "stumps": stumps,
+                "features": haar_features([s["feature"] for s in stumps], pool),
+                "training": training,
+                "stages": [{"stumps": len(stage_stumps), "threshold": float(threshold)}
+                           for stage_stumps, threshold in stages]}
+    return HaarDetectorModel.from_document(reseal(document))
 
 
 def config_record(config: CascadeConfig) -> dict:
@@ -225,8 +218,8 @@ def config_record(config: CascadeConfig) -> dict:
 
 def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig, memory: int,
               progress: bool):
-    """Train stage ``stage`` (0-based) at the best of ``costs`` and return its estimator,
-    threshold and record."""
+    """Train stage ``stage`` (0-based) at the best of ``costs`` and return its stumps (as a
+    model file lists them), threshold and record."""
     start = time.perf_counter()
     with terminate_as_interrupt():
         estimator, threshold, hits, false_alarms, cost = train_stage(
@@ -237,4 +230,4 @@ def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig, m
               "negatives": int(len(data.negatives)),
               "boosting_seconds": round(time.perf_counter() - start, 2),
               "peak_rss_gib": round(peak_rss_gib(), 3)}
-    return estimator, threshold, record
+    return model_document(estimator)["stumps"], threshold, record

@@ -24,7 +24,6 @@ from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun
 from ..haar import haar_feature_pool
 from ..model_file import load_document, reseal
-from ..training.model_io import estimator_from_document
 from .bootstrap import NegativeSet
 from .cascade import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
@@ -150,38 +149,41 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
 def _grow(run: _CascadeRun, stages: list, records: list):
     """Add stages until a stopping rule holds; ``(model, the reason it stopped)``."""
     cascade, samples = run.cascade, run.samples
-    faces, held = samples.faces, samples.held
+    faces, held, known = samples.faces, samples.held, samples.negatives
     count = cascade.negatives_per_stage or min(len(faces), DEFAULT_NEGATIVES)
     warn = run.options.warn or (lambda line: print(line, file=sys.stderr))
     model = run.model(stages, records) if stages else None
-    if records and _stop_reason(cascade, records):   # resumed after the last stage
-        return model, _stop_reason(cascade, records)
+    if model is not None:   # resumed: the windows the stages so far accept
+        faces, held, known = (w[model.decision_function(w) > model.threshold]
+                              for w in (faces, held, known))
+        if _stop_reason(cascade, records):   # it had stopped after its last stage
+            return model, _stop_reason(cascade, records)
     for stage in range(len(stages), cascade.stages):
-        if model is not None:
-            faces = faces[model.decision_function(faces) > model.threshold]
-            held = held[model.decision_function(held) > model.threshold]
-            if len(held) < _needed(cascade.min_hit_rate):
-                return model, (f"{len(held)} held-out positives are left, too few to "
-                               f"measure a hit rate of {cascade.min_hit_rate}")
+        if len(held) < _needed(cascade.min_hit_rate):
+            return model, (f"{len(held)} held-out positives are left, too few to measure "
+                           f"a hit rate of {cascade.min_hit_rate}")
         stage_start = time.perf_counter()
         try:
-            found = stage_negatives(model, run.negatives.mining, samples.negatives, count,
+            found = stage_negatives(model, run.negatives.mining, known, count,
                                     run.config.seed + stage, run.progress, warn,
                                     samples.window)
             if len(found) < MIN_NEGATIVES:
                 return _trained(model, f"negatives exhausted: the pictures gave {len(found)} "
                                        f"windows the {stage} stages accept, fewer than "
                                        f"{MIN_NEGATIVES}")
-            estimator, threshold, record = run_stage(
+            stumps, threshold, record = run_stage(
                 stage, StageData(faces, found, held), run.pool,
                 cascade.stage_costs(run.config.cost), cascade, run.memory, run.progress)
         except KeyboardInterrupt:
             raise _interrupted(run.checkpoint, stage) from None
         record["seconds"] = round(time.perf_counter() - stage_start, 2)
         record["mining_seconds"] = round(record["seconds"] - record["boosting_seconds"], 2)
-        stages.append((estimator, threshold))
+        stages.append((stumps, threshold))
         records.append(record)
         model = run.model(stages, records)
+        # Only the new stage can reject what passed the others.
+        faces, held, known = (w[model.stage_sums(w, stage) > threshold]
+                              for w in (faces, held, known))
         if run.checkpoint is not None:
             model.save(run.checkpoint)
         if run.progress:
@@ -228,9 +230,8 @@ def _check_hit_rate(n_faces: int, hit_rate: float) -> None:
 def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples):
     training = {"config": run_config, "data_source": samples.source,
                 "heldout_names": samples.held_names,
-                "cascade_stages": records, "rounds": int(sum(e.n_rounds_ for e, _ in stages))}
-    model = cascade_model([e for e, _ in stages], [t for _, t in stages], pool, config.cost,
-                          training)
+                "cascade_stages": records, "rounds": sum(len(stumps) for stumps, _ in stages)}
+    model = cascade_model(stages, pool, config.cost, training)
     document = copy.deepcopy(model.document)
     document["detection"] = dict(CASCADE_SCAN, threshold=float(stages[-1][1]),
                                  min_size=max(pool.width, pool.height))
@@ -255,8 +256,8 @@ def _resumed(checkpoint, run_config):
                               "or data; train again without --resume")
     stages, begin = [], 0
     for stage in document["stages"]:
-        part = dict(document, stumps=document["stumps"][begin:begin + stage["stumps"]])
-        stages.append((estimator_from_document(part), float(stage["threshold"])))
+        stages.append((document["stumps"][begin:begin + stage["stumps"]],
+                       float(stage["threshold"])))
         begin += stage["stumps"]
     return stages, list(document["training"]["cascade_stages"])
 
