@@ -8,7 +8,8 @@ Run: ``python -m benchmarks.cascade [--cascade cascade] [--repeat 3]``
   1.1, 3 neighbours). They only measure; nothing is chosen on them.
 - Speed: ``detect`` on scikit-image's 640x480-class photographs with the cascade and with
   the one-stage model, against OpenCV's default cascade, and OpenCV running our exported
-  cascade against OpenCV running its own; medians of repeats after a warm-up.
+  cascade against OpenCV running its own; medians of repeats after a warm-up. Once on the
+  idle machine, once beside a busy-loop process holding one core.
 """
 
 from __future__ import annotations
@@ -93,15 +94,26 @@ def main(argv=None) -> dict:
     cascade_dev = dev_images(args.cascade, dev, baseline=True)
     one_stage_dev = dev_images("default", dev, baseline=False)
     rows = speed(args.cascade, args.repeat)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        busy_rows = speed(args.cascade, args.repeat)
+    finally:
+        busy.kill()
+        busy.wait()
     stages = load_detector(args.cascade).document["training"].get("cascade_stages", [])
     results = {"machine": machine(), "dev": {"cascade": cascade_dev, "one-stage": one_stage_dev},
-               "speed": rows, "stages": stages,
+               "speed": rows, "speed_one_core_busy": busy_rows, "stages": stages,
                "ratios": {"cascade / opencv default": geometric_ratio(rows, "cascade",
                                                                       "opencv default"),
                           "one-stage / opencv default": geometric_ratio(rows, "one-stage",
                                                                         "opencv default"),
                           "opencv running ours / opencv default": geometric_ratio(
-                              rows, "opencv running ours", "opencv default")}}
+                              rows, "opencv running ours", "opencv default"),
+                          "one core busy: cascade / opencv default": geometric_ratio(
+                              busy_rows, "cascade", "opencv default"),
+                          "one core busy: opencv running ours / opencv default":
+                              geometric_ratio(busy_rows, "opencv running ours",
+                                              "opencv default")}}
     accuracy = [f"| facedetect cascade ({len(stages)} stages) | {cascade_dev['tpr']:.3f} | "
                 f"{cascade_dev['false_positives']} |",
                 f"| facedetect one-stage (default.json) | {one_stage_dev['tpr']:.3f} | "
