@@ -17,6 +17,7 @@ from facedetect.detector.export import cascade_xml, opencv_rects, opencv_thresho
 from facedetect.detector.grouping import group_rectangles
 from facedetect.images import read_grey, to_grey
 from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector import scan as scan_module
 from facedetect.detector.scan import LevelScanner
 from facedetect.errors import FacedetectError
 from facedetect.cli.detect_cmd import default_model_path
@@ -62,6 +63,20 @@ def test_scan_equals_scoring_every_cut_out_window(model, astronaut, step, thresh
                                   np.sort(rows * step * 10_000 + cols * step))
     got = dict(zip(zip(ys // step, xs // step), scores))
     assert all(got[(r, c)] == expected[r, c] for r, c in zip(rows, cols))
+
+
+def test_int64_integral_images_give_the_same_windows(model, astronaut, monkeypatch):
+    """Oracle for OpenCV's integral images (int32 sums, float64 squared sums): the int64
+    kernel that a strip too large for int32 sums falls back to."""
+    level = cv2.resize(astronaut, (160, 160), interpolation=cv2.INTER_AREA)
+    scanner = LevelScanner(model, -5.0)
+    usual = scanner.scan(level, step=1)
+    monkeypatch.setattr(scan_module.cv2, "integral2", None)   # any call would fail
+    monkeypatch.setattr(scan_module, "INT32_PIXELS", 0)
+    wide = LevelScanner(model, -5.0).scan(level, step=1)
+    assert len(usual[0]) > 0
+    for a, b in zip(usual, wide):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("pruning, coarse_below", [(False, None), (True, None), (False, 0.0),

@@ -76,11 +76,12 @@ def _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive):
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _score_bases(image, bases, window, stumps, cut, out):
+def _score_bases(image, bases, spacing, window, stumps, cut, out):
     """out[j] = score of the window whose top-left integral index is ``bases[j]`` if it
     exceeds the threshold, else -inf.
 
-    ``image = (ii, sq, stride)``, ``window = (width, height, normalize)``, ``stumps =
+    ``spacing``: the distance between consecutive ``bases`` when they are evenly spaced
+    (a row of windows), 0 for an arbitrary list. ``image = (ii, sq, stride)``, ``window = (width, height, normalize)``, ``stumps =
     (offsets, weights, counts, thresholds, polarities, alphas, carry)`` and ``cut =
     (reject_at, threshold)``: the score levels below which a window leaves after each
     stump, and the final one. ``carry`` is 0 after a cascade stage's last stump (the next
@@ -105,16 +106,26 @@ def _score_bases(image, bases, window, stumps, cut, out):
     t = 0
     # While every window is alive (the first few stumps: no face is rejected there),
     # rectangle by rectangle over all windows, loops the compiler vectorises.
+    # A row's windows are evenly spaced (``spacing``, 0 for an arbitrary list): their
+    # corners are then strided loads, which the compiler vectorises without gathers.
+    first = bases[0] if n else 0
     while t < alphas.size and n_alive == n:
         raw[:] = np.float32(0.0)
         for r in range(counts[t]):
             top_left, top_right, bottom_left, bottom_right = offsets[t, r]
             w = weights[t, r]
-            for j in range(n):
-                base = bases[j]
-                s = (ii[base + bottom_right] - ii[base + top_right]
-                     - ii[base + bottom_left] + ii[base + top_left])
-                raw[j] += w * np.float32(s)
+            if spacing > 0:
+                for j in range(n):
+                    base = first + j * spacing
+                    s = (ii[base + bottom_right] - ii[base + top_right]
+                         - ii[base + bottom_left] + ii[base + top_left])
+                    raw[j] += w * np.float32(s)
+            else:
+                for j in range(n):
+                    base = bases[j]
+                    s = (ii[base + bottom_right] - ii[base + top_right]
+                         - ii[base + bottom_left] + ii[base + top_left])
+                    raw[j] += w * np.float32(s)
         vote = alphas[t] * polarities[t]
         kept = 0
         for j in range(n):
@@ -159,7 +170,7 @@ def _scan_rows_serial(image, grid, window, stumps, cut, scores):
 def _score_row(i, image, grid, window, stumps, cut, scores):
     _, cols, step = grid
     bases = i * step * image[2] + np.arange(cols) * step
-    _score_bases(image, bases, window, stumps, cut, scores[i])
+    _score_bases(image, bases, step, window, stumps, cut, scores[i])
 
 
 CHUNK = 256   # windows per task of an arbitrary window list
@@ -182,7 +193,7 @@ def _score_windows_serial(image, bases, window, stumps, cut, scores):
 @numba.njit(cache=True, boundscheck=False, inline="always")
 def _score_chunk(c, image, bases, window, stumps, cut, scores):
     stop = min(bases.size, (c + 1) * CHUNK)
-    _score_bases(image, bases[c * CHUNK:stop], window, stumps, cut, scores[c * CHUNK:stop])
+    _score_bases(image, bases[c * CHUNK:stop], 0, window, stumps, cut, scores[c * CHUNK:stop])
 
 
 @numba.njit(cache=True)
@@ -206,3 +217,4 @@ def _integrals(image, ii, sq):
             row_sq += v * v
             ii[here + x + 1] = ii[above + x + 1] + row_sum
             sq[here + x + 1] = sq[above + x + 1] + row_sq
+

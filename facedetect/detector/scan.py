@@ -19,6 +19,7 @@ a window whose coarse neighbours all scored far below the threshold.
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from ._scan_kernels import (
@@ -35,6 +36,8 @@ REJECT_MARGIN = 1e-9
 # A refined scan (``step="refine"``) looks at the step-1 windows around every coarse
 # (step-2) window that scored above threshold - REFINE_MARGIN.
 REFINE_MARGIN = 10.0
+# Strips of fewer pixels have integral sums that fit in int32.
+INT32_PIXELS = 2 ** 31 // 255
 
 
 def stump_arrays(model):
@@ -140,6 +143,7 @@ class LevelScanner:
                                      else parallel_min_windows)
         self.threshold = float(threshold)
         self.arrays = stump_arrays(model)
+        self._stumps_by_stride = {}
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
         # The coarse pass of a refined scan keeps windows down to coarse_threshold
         # (default: threshold - REFINE_MARGIN) and looks around them.
@@ -175,18 +179,25 @@ class LevelScanner:
     def _strip_integrals(self, level, first, row_stop):
         """Integral images of the level rows that windows ``first <= y < row_stop`` cover."""
         strip = np.ascontiguousarray(level[first:row_stop - 1 + self.window[1]])
-        # int32 sums (half the memory traffic) whenever they cannot overflow.
-        small = 255 * strip.size < 2 ** 31
-        ii = np.empty((strip.shape[0] + 1) * (strip.shape[1] + 1),
-                      np.int32 if small else np.int64)
+        if strip.size < INT32_PIXELS:
+            # OpenCV's integral images: int32 sums (half the memory traffic) and float64
+            # squared sums, exact below 2**53 as the int64 ones are.
+            ii, sq = cv2.integral2(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+            return ii.ravel(), sq.ravel(), strip.shape[1] + 1
+        ii = np.empty((strip.shape[0] + 1) * (strip.shape[1] + 1), np.int64)
         sq = np.empty(ii.size, np.int64)
         _integrals(strip, ii, sq)
         return ii, sq, strip.shape[1] + 1
 
     def _stumps(self, stride):
-        """The model's arrays as the kernels take them, for integral rows ``stride`` long."""
-        rects, *rest = self.arrays
-        return (corner_offsets(rects, stride), *rest)
+        """The model's arrays as the kernels take them, for integral rows ``stride`` long
+        (kept per stride: a pyramid has few level widths, scanned strip by strip)."""
+        if stride not in self._stumps_by_stride:
+            if len(self._stumps_by_stride) >= 64:   # bounded over many image sizes
+                self._stumps_by_stride.clear()
+            rects, *rest = self.arrays
+            self._stumps_by_stride[stride] = (corner_offsets(rects, stride), *rest)
+        return self._stumps_by_stride[stride]
 
     def _kernel_window(self):
         return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize))
