@@ -234,6 +234,17 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
                     raise ValueError("sample_weight gives a class zero total weight")
         return self._fit_loop(None, None, binned, is_positive, sample_weight, callback, state)
 
+    def fit_sharded(self, shards, y, sample_weight=None, *, callback=None,
+                    state: TrainingState | None = None):
+        """Train on features sharded over a Dask cluster
+        (:class:`.sharded.ShardedFeatures`): the model :meth:`fit` or :meth:`fit_binned`
+        gives on the same features, bit for bit. Same parameters, with ``shards`` for
+        ``X``; a zero ``sample_weight`` is refused (it would reshape every shard)."""
+        if sample_weight is not None and (np.asarray(sample_weight) == 0).any():
+            raise ValueError("sharded training takes no zero sample_weight: leave those "
+                             "samples out of the windows instead")
+        return self.fit_binned(shards, y, sample_weight, callback=callback, state=state)
+
     def _fit_loop(self, values_t, order, binned, is_positive, sample_weight, callback, state):
         if state is None:
             state = self._initial_state(is_positive, sample_weight)
@@ -254,12 +265,16 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     def _boost_once(self, state: TrainingState, values_t, order, is_positive, binned=None):
         start = time.perf_counter()
         round_state = self._round_state(state, values_t, order, is_positive, binned)
-        choice = self._select(round_state)
+        # Feature shards on a cluster (.sharded) run this estimator's _select on each shard.
+        choice = (binned.select(self, round_state) if hasattr(binned, "select")
+                  else self._select(round_state))
         if choice is None:  # nothing with a positive alpha is left
             state.finished = True
             return
         f, k, polarity = choice["feature"], choice["position"], choice["polarity"]
-        if binned is not None:
+        if hasattr(binned, "stump"):          # feature shards: the owner computes them
+            threshold, outputs = binned.stump(f, k, polarity)
+        elif binned is not None:
             threshold, outputs = binned.threshold(f, k), binned.outputs(f, k, polarity)
         else:
             threshold = stump_threshold(values_t, order, f, k)
