@@ -239,3 +239,20 @@ def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negati
                             progress=False)
     assert resumed.model.document["stages"] == result.model.document["stages"]
     assert resumed.stop_reason == result.stop_reason
+
+
+def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives):
+    """Each stage's features sharded over two workers (other windows every stage): the
+    same stumps and stage thresholds as in one process."""
+    pytest.importorskip("distributed", reason="Dask is the optional extra "
+                        "'facedetect[distributed]'")
+    from facedetect.training.cluster import connect, disconnect
+    client = connect(workers=2)
+    try:
+        spread = train_cascade(CONFIG, RULES, data, negatives=negatives, progress=False,
+                               options=RunOptions(client=client))
+    finally:
+        disconnect(client)
+    alone = trained[0].model.document
+    assert spread.model.document["stumps"] == alone["stumps"]
+    assert spread.model.document["stages"] == alone["stages"]

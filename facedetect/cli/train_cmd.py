@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ from ..pipeline.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indic
                                check_config, check_data, split_indices)
 from ..pipeline.train import RunOptions, train_detector
 from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
+from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
+from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
 from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
                      parse_cost, probability, standalone_main, writable_folder)
@@ -138,6 +141,12 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                        help="memory for the training features in GiB (default "
                             f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
                             "a temporary file")
+    group.add_argument("--workers", type=bounded_int(1, max_shards(63960)), metavar="N",
+                       help="compute and search the features on N local Dask worker "
+                            "processes (pip install 'facedetect[distributed]'); same model")
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="... or on the workers of the Dask scheduler at ADDRESS "
+                            f"(refused after {CONNECT_TIMEOUT_S} s unreachable)")
     group.add_argument("--quiet", action="store_true", help="no progress output")
     group.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -171,10 +180,14 @@ def run(args: argparse.Namespace) -> int:
                          args.threshold_rule, args.exact, args.bootstrap_rounds,
                          args.bootstrap_limit, args.bootstrap_threshold)
     check_config(config)
+    if args.workers and args.scheduler:
+        raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
+                              "give one of them")
     if args.stages:
         if not args.out:
             writable_folder(DEFAULT_MODEL_DIR, "--out")
-        return run_cascade(args, config, out, options, warn, quiet)
+        with _cluster(args, options):
+            return run_cascade(args, config, out, options, warn, quiet)
     if args.positives or args.positives_info or args.window:
         raise FacedetectError("--positives, --positives-info and --window train a cascade: "
                               "add --stages N")
@@ -188,11 +201,24 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
     if not args.out:   # created only now that the settings and the data are known good
         writable_folder(DEFAULT_MODEL_DIR, "--out")
-    with exclusive_output(out):
+    with exclusive_output(out), _cluster(args, options):
         result = train_detector(config, data, out=out, negatives=negatives,
                                 resume=args.resume, progress=not quiet, options=options)
     _report(args, out, config, result)
     return 0
+
+
+@contextlib.contextmanager
+def _cluster(args, options: RunOptions):
+    """With ``--workers`` or ``--scheduler``, a Dask client in ``options`` for the run."""
+    if not (args.workers or args.scheduler):
+        yield
+        return
+    options.client = connect(args.workers, args.scheduler)
+    try:
+        yield
+    finally:
+        disconnect(options.client)
 
 
 def _report(args, out, config: TrainConfig, result) -> None:

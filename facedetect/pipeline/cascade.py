@@ -31,7 +31,7 @@ from ..training.algorithms import AdaBoostDB
 from ..training.model_io import model_document
 from .assemble import haar_features
 from .bootstrap import hard_negatives, random_windows
-from .storage import compact_features
+from .storage import FeatureSource
 
 # A stage needs this many negatives to measure its false-alarm rate; fewer means the
 # negative pictures are exhausted.
@@ -117,7 +117,7 @@ def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
     return float(0.5 * (lowest + below[-1])) if len(below) else float(lowest - 0.5)
 
 
-def train_stage(data: StageData, pool, costs, config: CascadeConfig, memory: int,
+def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: FeatureSource,
                 progress: bool, name: str):
     """Boost one stage until its negatives' pass rate at the hit-rate threshold is at most
     ``max_false_alarm_rate``, once per cost in ``costs`` on the same features; the stage
@@ -125,7 +125,7 @@ def train_stage(data: StageData, pool, costs, config: CascadeConfig, memory: int
     ``(estimator, threshold, hit rate, false-alarm rate, cost)``."""
     images = np.concatenate([data.faces, data.negatives])
     y = np.r_[np.ones(len(data.faces), np.int8), np.zeros(len(data.negatives), np.int8)]
-    store = compact_features(images, pool, memory, progress=progress)
+    store = features(images, pool, progress)
     held_values = _HeldValues(data.held_faces, pool)
     best = None
     for cost in costs:
@@ -216,14 +216,14 @@ def config_record(config: CascadeConfig) -> dict:
     return dict(asdict(config), target_false_alarm_rate=config.target)
 
 
-def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig, memory: int,
-              progress: bool):
+def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig,
+              features: FeatureSource, progress: bool):
     """Train stage ``stage`` (0-based) at the best of ``costs`` and return its stumps (as a
     model file lists them), threshold and record."""
     start = time.perf_counter()
     with terminate_as_interrupt():
         estimator, threshold, hits, false_alarms, cost = train_stage(
-            data, pool, costs, config, memory, progress, f"stage {stage + 1}/{config.stages}")
+            data, pool, costs, config, features, progress, f"stage {stage + 1}/{config.stages}")
     record = {"stage": stage + 1, "stumps": int(estimator.n_rounds_), "cost": list(cost),
               "threshold": threshold, "held_out_hit_rate": hits,
               "false_alarm_rate": false_alarms, "faces": int(len(data.faces)),

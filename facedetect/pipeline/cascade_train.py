@@ -29,7 +29,7 @@ from .cascade import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, StageData
                       run_stage, stage_negatives)
 from .config import TrainConfig, check_config, check_data, split_indices, training_windows
 from .run import RunOptions
-from .storage import DEFAULT_MEMORY_GB, memory_bytes
+from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
 
 # What detect scans a cascade with unless told otherwise: OpenCV's detectMultiScale rule.
 CASCADE_SCAN = {"scale_factor": 1.1, "step": "auto", "min_size": 19, "min_neighbors": 3,
@@ -104,7 +104,7 @@ class _CascadeRun:
     pool: object
     run_config: dict
     checkpoint: Path | None
-    memory: int
+    features: FeatureSource
     progress: bool
     options: RunOptions
 
@@ -134,7 +134,9 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     checkpoint = options.checkpoint or (Path(str(out) + ".checkpoint.json") if out else None)
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
     run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window),
-                      run_config, checkpoint, memory, progress, options)
+                      run_config, checkpoint,
+                      FeatureSource(memory, client=options.client, shards=options.shards),
+                      progress, options)
     stages, records = _resumed(checkpoint, run_config) if resume else ([], [])
     model, reason = _grow(run, stages, records)
     model = _finished(model, reason, time.perf_counter() - start)
@@ -173,7 +175,7 @@ def _grow(run: _CascadeRun, stages: list, records: list):
                                        f"{MIN_NEGATIVES}")
             stumps, threshold, record = run_stage(
                 stage, StageData(faces, found, held), run.pool,
-                cascade.stage_costs(run.config.cost), cascade, run.memory, run.progress)
+                cascade.stage_costs(run.config.cost), cascade, run.features, run.progress)
         except KeyboardInterrupt:
             raise _interrupted(run.checkpoint, stage) from None
         record["seconds"] = round(time.perf_counter() - stage_start, 2)

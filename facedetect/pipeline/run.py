@@ -19,12 +19,13 @@ from ..errors import FacedetectError, InterruptedRun
 from ..interrupts import terminate_as_interrupt
 from ..training.binned import BinnedFeatures
 from ..training.boosting import TrainingState
+from ..training.sharded import ShardedFeatures
 from .assemble import haar_detector_model
 from .bootstrap import MiningState, NegativeSet, mined_windows, mining_steps
 from .checkpoint import RunState, save_checkpoint
 from .config import TrainConfig, make_estimator
 from .image_point import TARGET_FALSE_ALARMS_PER_MPX
-from .storage import check_memory_setting, compact_features, exact_features
+from .storage import FeatureSource
 
 
 @dataclass
@@ -36,7 +37,9 @@ class RunOptions:
     ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
     storage; compact features beyond it spill to a temporary file. The image operating
     point allows ``false_alarm_target`` false alarms per megapixel on the held-out negative
-    pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr).
+    pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
+    ``client``, the features are computed and searched on its workers
+    (:class:`.storage.FeatureSource`), to the same model.
 
     Examples
     --------
@@ -53,6 +56,8 @@ class RunOptions:
     false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX
     log: object = print
     warn: object = None
+    client: object = None        # a dask.distributed.Client: features sharded on its workers
+    shards: int | None = None    # with a client: feature shards (default one per worker)
 
     def check(self) -> None:
         """Refuse options a run cannot honour, naming the parameter."""
@@ -75,7 +80,7 @@ class Run:
     checkpoint_every: int
     progress: bool
     log: object
-    memory: int
+    features: FeatureSource
     negatives: NegativeSet | None
     warn: object
     feature_seconds: float = 0.0
@@ -99,18 +104,15 @@ class Run:
 
 def _features(run: Run, images):
     feature_start = time.perf_counter()
-    check_memory_setting(run.memory, len(images), len(run.pool), run.config.uses_exact)
     try:
-        if run.config.uses_exact:
-            X, order = exact_features(images, run.pool, progress=run.progress)
-            store = (X, order)
-        else:
-            store = compact_features(images, run.pool, run.memory, progress=run.progress)
+        store = run.features(images, run.pool, run.progress)
     finally:
         run.feature_seconds += time.perf_counter() - feature_start
     if run.progress:
-        run.log(f"features: {len(run.pool):,} x {len(images):,} windows "
-                f"({'exact' if run.config.uses_exact else 'compact'}) in "
+        where = ("exact" if run.config.uses_exact else "compact") + (
+            f", on {len(store.bounds)} workers' shards" if isinstance(store, ShardedFeatures)
+            else "")
+        run.log(f"features: {len(run.pool):,} x {len(images):,} windows ({where}) in "
                 f"{time.perf_counter() - feature_start:.1f} s")
     return store
 
@@ -159,7 +161,9 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
 
     try:
         with terminate_as_interrupt():
-            if isinstance(store, BinnedFeatures):
+            if isinstance(store, ShardedFeatures):
+                estimator.fit_sharded(store, y, callback=on_round, state=resumed)
+            elif isinstance(store, BinnedFeatures):
                 estimator.fit_binned(store, y, callback=on_round, state=resumed)
             else:
                 estimator.fit(store[0], y, order=store[1], callback=on_round, state=resumed)
@@ -174,7 +178,7 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
 
 
 def _outputs(store, f, threshold, polarity):
-    if isinstance(store, BinnedFeatures):
+    if isinstance(store, (BinnedFeatures, ShardedFeatures)):
         return store.outputs_at(f, threshold, polarity)
     X = store[0]
     return np.where(X[:, f] > threshold, polarity, -polarity)

@@ -154,3 +154,65 @@ def memory_bytes(gigabytes: float) -> int:
         raise FacedetectError(f"memory must be between 1 KiB and {MAX_MEMORY_GB:,} GiB, "
                               f"got {gigabytes!r} GiB")
     return int(gigabytes * 2**30)
+
+
+class HaarColumns:
+    """The feature store of Haar features ``start..stop`` of ``pool`` on some windows,
+    exact or compact (within ``memory`` bytes): what a worker computes for its shard
+    (:class:`facedetect.training.sharded.ShardedFeatures`), the same numbers as the one
+    process computes for those columns.
+
+    Examples
+    --------
+    >>> from facedetect.haar import haar_feature_pool
+    >>> columns = HaarColumns(haar_feature_pool(19, 19), exact=False, memory=2**30)
+    >>> columns(np.zeros((4, 19, 19), np.uint8), 100, 300).shape
+    (200, 4)
+    """
+
+    def __init__(self, pool, exact: bool, memory: int):
+        self.pool, self.exact, self.memory = pool, exact, memory
+
+    def __call__(self, windows: np.ndarray, start: int, stop: int):
+        part = self.pool.subset(np.arange(start, stop))
+        if self.exact:
+            return exact_features(windows, part, progress=False)
+        return compact_features(windows, part, self.memory, progress=False)
+
+
+class FeatureSource:
+    """Where a run computes its training windows' features: in this process within
+    ``memory`` bytes (exact or compact), or, given a ``dask.distributed.Client``, sharded
+    over its workers (:mod:`facedetect.training.sharded`; ``shards`` defaults to one per
+    worker). A sharded source keeps its shards across a run's stages, so that each stage
+    sends the workers only the windows they do not hold yet.
+
+    Examples
+    --------
+    >>> from facedetect.haar import haar_feature_pool
+    >>> source = FeatureSource(2**30)
+    >>> source(np.zeros((4, 19, 19), np.uint8), haar_feature_pool(19, 19), False).shape
+    (63960, 4)
+    """
+
+    def __init__(self, memory: int, exact: bool = False, client=None,
+                 shards: int | None = None):
+        self.memory, self.exact, self.client, self.shards = memory, exact, client, shards
+        self._sharded = None
+
+    def __call__(self, images: np.ndarray, pool, progress: bool):
+        if self.client is not None:
+            return self._on_workers(pool).set_windows(images)
+        if self.exact:
+            check_memory_setting(self.memory, len(images), len(pool), exact=True)
+            return exact_features(images, pool, progress=progress)
+        return compact_features(images, pool, self.memory, progress=progress)
+
+    def _on_workers(self, pool):
+        from ..training.sharded import ShardedFeatures
+        if self._sharded is None or self._sharded.n_features != len(pool):
+            shards = self.shards or len(self.client.scheduler_info()["workers"])
+            self._sharded = ShardedFeatures(self.client, HaarColumns(pool, self.exact,
+                                                                     self.memory),
+                                            len(pool), shards)
+        return self._sharded

@@ -27,7 +27,7 @@ from .checkpoint import RunState, load_checkpoint, remove_checkpoint
 from .config import (TrainConfig, calibration_indices, check_config, check_data,
                      split_indices, training_windows)
 from .run import Run, RunOptions, boost_stage, estimator_from_state, mine_stage
-from .storage import DEFAULT_MEMORY_GB, memory_bytes
+from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
 
 __all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "training_windows",
            "split_indices", "calibration_indices"]
@@ -107,7 +107,9 @@ def _new_run(config: TrainConfig, cbcl, negatives, out, progress: bool,
         checkpoint = Path(str(out) + ".checkpoint.json")
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
     return Run(config, run_config, haar_feature_pool(19, 19), checkpoint,
-               options.checkpoint_every, progress, options.log, memory, negatives,
+               options.checkpoint_every, progress, options.log,
+               FeatureSource(memory, config.uses_exact, options.client, options.shards),
+               negatives,
                options.warn or (lambda line: print(line, file=sys.stderr)))
 
 
