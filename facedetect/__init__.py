@@ -8,7 +8,7 @@ import os
 # (benchmarks/under_load.py). Set before the OpenMP runtime loads; a user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .errors import FacedetectError
 

@@ -166,6 +166,32 @@ def test_a_checkpoint_resumes_on_workers_to_the_same_model(client, small_cbcl, t
     assert resumed.document["stumps"] == whole.document["stumps"]
 
 
+def test_workers_dask_cannot_recover_leave_a_checkpoint(client, small_cbcl, tmp_path,
+                                                       monkeypatch):
+    """Dask giving up (a worker killed again and again, the scheduler gone) stops the run
+    with its rounds so far in the checkpoint, for --resume."""
+    from facedetect.data import load_cbcl
+    from facedetect.errors import InterruptedRun
+    from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
+    config = TrainConfig(cost=(1, 5), rounds=8, jitter=0, mirror=False, bootstrap_rounds=0)
+    original = ShardedFeatures.select
+    calls = {"n": 0}
+
+    def failing(self, estimator, state):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError("Timed out trying to connect to tcp://127.0.0.1:8786")
+        return original(self, estimator, state)
+
+    monkeypatch.setattr(ShardedFeatures, "select", failing)
+    out = tmp_path / "m.json"
+    with pytest.raises(InterruptedRun, match=r"after 3 rounds \(the Dask workers failed: "
+                                              r"OSError\); checkpoint saved"):
+        train_detector(config, load_cbcl(small_cbcl), out=out, progress=False,
+                       options=RunOptions(client=client, checkpoint_every=100))
+    assert (tmp_path / "m.json.checkpoint.json").exists()
+
+
 def test_shard_bounds_cover_every_feature_once():
     for n_features, n_shards in [(5025, 1), (5025, 19), (63960, 249), (1000, 7)]:
         bounds = shard_bounds(n_features, n_shards)
@@ -193,12 +219,26 @@ def test_too_many_shards_are_refused(client):
 
 
 def test_workers_of_another_version_are_refused():
-    class OtherVersion:
-        def run(self, function):
-            return {"tcp://10.0.0.2:4000": "0.0.9"}
+    import importlib.metadata
+
+    class OtherVersions:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def run(self, function, *args, on_error="raise"):
+            return {"tcp://10.0.0.2:4000": self.answer}
+    ours = importlib.metadata.version("facedetect")
     with pytest.raises(FacedetectError, match=r"tcp://10.0.0.2:4000 runs facedetect 0.0.9, "
-                                              r"this process 0\.1\.0"):
-        check_versions(OtherVersion())
+                                              f"this process {ours}"):
+        check_versions(OtherVersions("0.0.9"))
+    missing = importlib.metadata.PackageNotFoundError("facedetect")
+    with pytest.raises(FacedetectError, match=r"runs facedetect none \(PackageNotFoundError"):
+        check_versions(OtherVersions(missing))
+    check_versions(OtherVersions(ours))
+
+
+def test_the_workers_of_a_real_cluster_pass_the_version_check(client):
+    check_versions(client)
 
 
 def cli(*arguments, timeout=120):

@@ -169,12 +169,25 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
                 estimator.fit(store[0], y, order=store[1], callback=on_round, state=resumed)
     except KeyboardInterrupt:
         bar.close()
-        if "state" not in snapshot:
-            raise run.interrupted(state, "before the first round") from None
-        rounds = len(snapshot["state"].alphas)
-        raise run.interrupted(RunState(state.stage, state.extra, snapshot["state"]),
-                              f"after {rounds} rounds") from None
+        raise _stopped(run, state, snapshot, "") from None
+    except Exception as error:
+        # Workers Dask could not recover (killed again and again, the scheduler gone):
+        # the rounds so far are kept, and --resume finishes on any number of workers.
+        if not isinstance(store, ShardedFeatures) or isinstance(error, (FacedetectError,
+                                                                        ValueError)):
+            raise
+        bar.close()
+        raise _stopped(run, state, snapshot,
+                       f" (the Dask workers failed: {type(error).__name__})") from None
     bar.close()
+
+
+def _stopped(run: Run, state: RunState, snapshot: dict, why: str):
+    if "state" not in snapshot:
+        return run.interrupted(state, "before the first round" + why)
+    rounds = len(snapshot["state"].alphas)
+    return run.interrupted(RunState(state.stage, state.extra, snapshot["state"]),
+                           f"after {rounds} rounds{why}")
 
 
 def _outputs(store, f, threshold, polarity):

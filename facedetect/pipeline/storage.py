@@ -176,6 +176,7 @@ class HaarColumns:
     def __call__(self, windows: np.ndarray, start: int, stop: int):
         part = self.pool.subset(np.arange(start, stop))
         if self.exact:
+            check_memory_setting(self.memory, len(windows), len(part), exact=True)
             return exact_features(windows, part, progress=False)
         return compact_features(windows, part, self.memory, progress=False)
 
@@ -209,10 +210,14 @@ class FeatureSource:
         return compact_features(images, pool, self.memory, progress=progress)
 
     def _on_workers(self, pool):
-        from ..training.sharded import ShardedFeatures
+        from ..training.sharded import ShardedFeatures, max_shards
         if self._sharded is None or self._sharded.n_features != len(pool):
-            shards = self.shards or len(self.client.scheduler_info()["workers"])
+            workers = len(self.client.nthreads())
+            shards = self.shards or min(workers, max_shards(len(pool)))
+            # A local cluster's workers share this machine's memory setting.
+            local = getattr(self.client, "cluster", None) is not None
+            memory = self.memory // shards if local else self.memory
             self._sharded = ShardedFeatures(self.client, HaarColumns(pool, self.exact,
-                                                                     self.memory),
+                                                                     memory),
                                             len(pool), shards)
         return self._sharded

@@ -4,6 +4,8 @@ version checked. Dask is imported only inside these functions."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.metadata
 import logging
 import os
 
@@ -40,38 +42,53 @@ def connect(workers: int | None = None, scheduler: str | None = None,
                                    dashboard_address="127.0.0.1:0",
                                    silence_logs=logging.ERROR,
                                    env={"NUMBA_NUM_THREADS": str(threads)})
-        client = Client(cluster)
+        try:
+            client = Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
     try:
         client.wait_for_workers(workers or 1, timeout=timeout)
         check_versions(client)
-    except (OSError, TimeoutError):
+    except (OSError, TimeoutError, asyncio.TimeoutError):
         disconnect(client)
-        raise FacedetectError(f"the Dask scheduler at {scheduler} has no workers after "
-                              f"{timeout:g} s") from None
-    except FacedetectError:
+        where = f"the Dask scheduler at {scheduler}" if scheduler else "the local cluster"
+        raise FacedetectError(f"{where} has no workers after {timeout:g} s") from None
+    except BaseException:
         disconnect(client)
         raise
     return client
 
 
 def check_versions(client) -> None:
-    """Refuse workers that run another facedetect version, naming both."""
-    from .. import __version__
-    versions = client.run(_facedetect_version)
+    """Refuse workers that run another facedetect version (or none), naming both.
+
+    The version is asked of the installed distribution through the standard library, so
+    that a worker without facedetect, or with an older one, answers instead of failing
+    to load the question."""
+    ours = _installed_version()
+    versions = client.run(importlib.metadata.version, "facedetect", on_error="return")
     for address, version in sorted(versions.items()):
-        if version != __version__:
+        if isinstance(version, BaseException):
+            version = f"none ({type(version).__name__})"
+        if version != ours:
             raise FacedetectError(f"worker {address} runs facedetect {version}, this process "
-                                  f"{__version__}: install the same version everywhere")
+                                  f"{ours}: install the same version everywhere")
 
 
-def _facedetect_version() -> str:
-    from .. import __version__
-    return __version__
+def _installed_version() -> str:
+    try:
+        return importlib.metadata.version("facedetect")
+    except importlib.metadata.PackageNotFoundError:
+        from .. import __version__
+        return __version__
 
 
 def disconnect(client) -> None:
     """Close a client from :func:`connect`, and the local cluster it started."""
     cluster = getattr(client, "cluster", None)
-    client.close()
-    if cluster is not None:
-        cluster.close()
+    try:
+        client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()

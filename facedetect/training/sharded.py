@@ -191,7 +191,7 @@ class ShardedFeatures:
             self._windows = client.submit(np.array, windows, pure=False)
         self._digest = _digest(windows)
         self._shards = []  # drop the old features before the new are built
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = sorted(client.nthreads())   # every worker (scheduler_info lists five)
         self._shards = [client.submit(build_shard, self._windows, self.columns, start, stop,
                                       workers=[workers[i % len(workers)]],
                                       allow_other_workers=True, pure=False)
