@@ -170,15 +170,16 @@ class HaarColumns:
     (200, 4)
     """
 
-    def __init__(self, pool, exact: bool, memory: int):
-        self.pool, self.exact, self.memory = pool, exact, memory
+    def __init__(self, pool, exact: bool, memory: int, progress: bool = False):
+        self.pool, self.exact, self.memory, self.progress = pool, exact, memory, progress
 
     def __call__(self, windows: np.ndarray, start: int, stop: int):
-        part = self.pool.subset(np.arange(start, stop))
+        part = (self.pool if (start, stop) == (0, len(self.pool))
+                else self.pool.subset(np.arange(start, stop)))
         if self.exact:
             check_memory_setting(self.memory, len(windows), len(part), exact=True)
-            return exact_features(windows, part, progress=False)
-        return compact_features(windows, part, self.memory, progress=False)
+            return exact_features(windows, part, progress=self.progress)
+        return compact_features(windows, part, self.memory, progress=self.progress)
 
 
 class FeatureSource:
@@ -204,10 +205,7 @@ class FeatureSource:
     def __call__(self, images: np.ndarray, pool, progress: bool):
         if self.client is not None:
             return self._on_workers(pool).set_windows(images)
-        if self.exact:
-            check_memory_setting(self.memory, len(images), len(pool), exact=True)
-            return exact_features(images, pool, progress=progress)
-        return compact_features(images, pool, self.memory, progress=progress)
+        return HaarColumns(pool, self.exact, self.memory, progress)(images, 0, len(pool))
 
     def _on_workers(self, pool):
         from ..training.sharded import ShardedFeatures, max_shards
