@@ -9,6 +9,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from ..threads import wait_passively
 from ..detector.annotate import annotate
 from ..detector.detect import DetectionParams, detect_faces, params_for, scanner_for
 from ..images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
@@ -145,6 +146,7 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    wait_passively()   # scanning beside other work: see facedetect.threads
     model = load_detector(args.model)
     params = params_from(args, model)
     scanner = scanner_for(model, params, pruning=not args.exact)

@@ -6,6 +6,8 @@ import argparse
 import sys
 
 from ..data import load_cbcl
+from ..data.wild_faces import find_faces, load_wild_faces
+from ..pipeline.wild import evaluate_wild_faces
 from ..pipeline.heldout import evaluate
 from .detect_cmd import load_detector
 from .common import (bounded_int, describe_operating_point, finite_float, print_json,
@@ -24,6 +26,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "the model's operating point; 0 is the raw boosted decision)")
     parser.add_argument("--roc-points", type=bounded_int(2, 1000), default=11,
                         help="operating points to list (2..1000, default 11)")
+    parser.add_argument("--faces", metavar="DIR",
+                        help="faces from the wild (a folder with faces.csv): recall on their "
+                             "fixed held-out part too (default: $FACEDETECT_FACES, "
+                             "./data/faces, the user cache; skipped when none is found)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
 
@@ -32,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
     model = load_detector(args.model)
     data = load_cbcl(args.data)
     report = evaluate(model, data, args.split, args.threshold, args.roc_points)
+    folder = find_faces(args.faces)
+    if folder is not None:
+        warn = (lambda line: print(f"evaluate-detector: {line}", file=sys.stderr))
+        report["wild_faces"] = evaluate_wild_faces(model, load_wild_faces(folder, warn))
     if args.json:
         print_json(report)
         return 0
@@ -62,7 +72,19 @@ def run(args: argparse.Namespace) -> int:
     for point in report["roc"]:
         print(f"    {point['threshold']:+9.3f}: {point['false_negative_rate']:.4f}, "
               f"{point['false_positive_rate']:.4f}")
+    if "wild_faces" in report:
+        _print_wild(report["wild_faces"], folder)
     return 0
+
+
+def _print_wild(wild: dict, folder) -> None:
+    print(f"held-out faces from the wild ({folder}): {wild['faces']} faces")
+    print(f"  windows found at the window operating point {wild['window_threshold']:+.4f}: "
+          f"{wild['window_recall']:.4f}; at detect's threshold {wild['image_threshold']:+.4f}:"
+          f" {wild['window_recall_at_image_threshold']:.4f}")
+    print("  whole crops, detect at the model's own settings (faces found):")
+    for source, row in wild["crops"].items():
+        print(f"    {source or '(no source)':20s} {row['recall']:.4f} of {row['faces']}")
 
 
 def add_parser(subparsers) -> None:

@@ -10,6 +10,7 @@ import json
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..threads import wait_passively
 from ..atomic import atomic_write_text
 from ..detector import detect as detect_module
 from ..detector.detect import scanner_for
@@ -78,6 +79,7 @@ def write_curve(points, baselines, path_stem, n_images):
 
 
 def run(args: argparse.Namespace) -> int:
+    wait_passively()   # scanning beside other work: see facedetect.threads
     if args.curve:  # before hours of scanning, not after
         for suffix in (".csv", ".png"):
             check_writable(args.curve + suffix, "--curve")

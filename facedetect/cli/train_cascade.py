@@ -49,6 +49,9 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--search-stage-cost", action="store_true",
                        help="boost every stage at costs 1,1 2,1 and 4,1 and keep the one "
                             "with the fewest stumps (instead of --cost)")
+    group.add_argument("--positives-per-stage", type=bounded_int(50, 10 ** 7), metavar="N",
+                       help="each stage boosts on a seeded sample of at most N of the "
+                            "training faces it still accepts (default: all)")
     group.add_argument("--negatives-per-stage", type=bounded_int(50, 10 ** 6), metavar="N",
                        help="negatives per stage (default: as many as training faces, "
                             "at most 5000)")
@@ -76,15 +79,20 @@ def _samples(args, warn):
     return load_cbcl(args.data)   # checked with its split by the trainer
 
 
-def run_cascade(args, config, out, options, warn, quiet: bool) -> int:
+def run_cascade(args, config, out, options, warn, quiet: bool, wild_faces) -> int:
     cascade = CascadeConfig(args.stages, args.min_hit_rate, args.max_false_alarm_rate,
                             args.max_stumps_per_stage, args.target_false_alarm_rate,
-                            args.negatives_per_stage, args.search_stage_cost)
+                            args.negatives_per_stage, args.search_stage_cost,
+                            args.positives_per_stage)
     cascade.check()
     data = _samples(args, warn)
+    if (args.positives or args.positives_info) and args.faces:
+        raise FacedetectError("--faces adds faces to CBCL's; --positives and "
+                              "--positives-info train on other samples: give one of them")
+    faces = None if args.positives or args.positives_info else wild_faces()
     negatives = NegativeSet.find(args.negatives, warn=warn)
     with exclusive_output(out):
-        result = train_cascade(config, cascade, data, negatives=negatives, out=out,
+        result = train_cascade(config, cascade, data, negatives=negatives, faces=faces, out=out,
                                resume=args.resume, progress=not quiet, options=options)
     stages = result.model.document["training"]["cascade_stages"]
     summary = {"model": str(out), "cost": list(config.cost), "stages": stages,

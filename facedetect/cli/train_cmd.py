@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..atomic import exclusive_output
 from ..data import load_cbcl
+from ..data.wild_faces import find_faces, heldout_mask, load_wild_faces
 from ..errors import FacedetectError
 from ..pipeline.bootstrap import NegativeSet
 from ..pipeline.image_point import TARGET_FALSE_ALARMS_PER_MPX
@@ -30,6 +31,7 @@ DEFAULT_ROUNDS = 300
 DEFAULT_JITTER = 3
 DEFAULT_BOOTSTRAP_ROUNDS = 2
 DEFAULT_BOOTSTRAP_LIMIT = 4000
+DEFAULT_STAGE_ROUNDS = 100
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -61,8 +63,15 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _face_options(parser: argparse.ArgumentParser) -> None:
-    """Extra training faces: mirrored and jittered copies."""
+    """Extra training faces: faces from the wild, mirrored and jittered copies."""
     group = parser.add_argument_group("training faces")
+    group.add_argument("--faces", metavar="DIR",
+                       help="faces from the wild: a folder of face crops with faces.csv "
+                            "(file, leye_x, leye_y, reye_x, reye_y); a fixed tenth is held "
+                            "out (default: $FACEDETECT_FACES, ./data/faces, the user cache)")
+    group.add_argument("--no-wild-faces", action="store_true",
+                       help="train on CBCL's faces only, even where faces from the wild "
+                            "are found")
     group.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
                        help="also train on every training face flipped left to right "
                             "(default: on)")
@@ -111,6 +120,10 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        dest="bootstrap_rounds",
                        help="no hard-negative bootstrapping: the plain window classifier "
                             "of the paper's experiment")
+    group.add_argument("--stage-rounds", type=bounded_int(1, 100_000),
+                       default=DEFAULT_STAGE_ROUNDS, metavar="N",
+                       help="boosting rounds of each bootstrap stage before the last, whose "
+                            f"models only mine hard negatives (default {DEFAULT_STAGE_ROUNDS})")
     group.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
                        default=DEFAULT_BOOTSTRAP_LIMIT, metavar="N",
                        help="hard negatives mined per bootstrap round at most (default "
@@ -178,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
                          args.holdout, args.balanced, args.seed, args.mirror, args.jitter,
                          args.calibration_split, args.prior, args.calibration,
                          args.threshold_rule, args.exact, args.bootstrap_rounds,
-                         args.bootstrap_limit, args.bootstrap_threshold)
+                         args.bootstrap_limit, args.bootstrap_threshold,
+                         args.stage_rounds if args.bootstrap_rounds else None)
     check_config(config)
     if args.workers and args.scheduler:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
@@ -187,13 +201,15 @@ def run(args: argparse.Namespace) -> int:
         if not args.out:
             writable_folder(DEFAULT_MODEL_DIR, "--out")
         with _cluster(args, options):
-            return run_cascade(args, config, out, options, warn, quiet)
+            return run_cascade(args, config, out, options, warn, quiet,
+                               lambda: _wild_faces(args, log, warn))
     if args.positives or args.positives_info or args.window:
         raise FacedetectError("--positives, --positives-info and --window train a cascade: "
                               "add --stages N")
     data = load_cbcl(args.data)
     check_data(data)                     # bad data and a bad split are refused first
     calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
+    faces = _wild_faces(args, log, warn)
     negatives = None
     if args.bootstrap_rounds:
         negatives = NegativeSet.find(args.negatives, warn=warn)
@@ -202,10 +218,29 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:   # created only now that the settings and the data are known good
         writable_folder(DEFAULT_MODEL_DIR, "--out")
     with exclusive_output(out), _cluster(args, options):
-        result = train_detector(config, data, out=out, negatives=negatives,
+        result = train_detector(config, data, out=out, negatives=negatives, faces=faces,
                                 resume=args.resume, progress=not quiet, options=options)
     _report(args, out, config, result)
     return 0
+
+
+def _wild_faces(args, log, warn):
+    """The faces from the wild to train on, or None (said in one line either way)."""
+    if args.no_wild_faces:
+        if args.faces:
+            raise FacedetectError("--faces and --no-wild-faces contradict each other")
+        return None
+    folder = find_faces(args.faces)
+    if folder is None:
+        log("faces from the wild: none found (--faces, $FACEDETECT_FACES, ./data/faces, "
+            "the user cache); training on CBCL's faces only. For photographs, put a faces "
+            "folder with faces.csv in ./data/faces (docs/wild-faces.md)")
+        return None
+    faces = load_wild_faces(folder, warn=warn)
+    held = int(heldout_mask(faces.groups).sum())
+    log(f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held out) "
+        "join CBCL's faces; --no-wild-faces trains on CBCL's only")
+    return faces
 
 
 @contextlib.contextmanager

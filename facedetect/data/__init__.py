@@ -11,9 +11,10 @@ from .synthetic import (
     projection_features,
 )
 from .uci import UCI_SETS, load_uci
+from .wild_faces import WildFaces, find_faces, load_wild_faces
 
 __all__ = [
     "CBCLData", "load_cbcl", "find_cbcl", "fetch_cbcl", "check_archive",
     "make_bayes", "make_toy_windows", "make_two_clouds", "projection_features", "BayesOptimalClassifier",
-    "UCI_SETS", "load_uci",
+    "UCI_SETS", "load_uci", "WildFaces", "find_faces", "load_wild_faces",
 ]

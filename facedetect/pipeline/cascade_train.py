@@ -30,8 +30,10 @@ from .cascade import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, StageData
 from .config import TrainConfig, check_config, check_data, split_indices, training_windows
 from .run import RunOptions
 from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
+from .wild import split_wild_faces
 
 # What detect scans a cascade with unless told otherwise: OpenCV's detectMultiScale rule.
+SAMPLE_SEED_OFFSET = 777
 CASCADE_SCAN = {"scale_factor": 1.1, "step": "auto", "min_size": 19, "min_neighbors": 3,
                 "neighbor_margin": 0.0, "applies_to": "images",
                 "source": "a cascade: OpenCV's detectMultiScale rule at the last stage"}
@@ -50,11 +52,14 @@ class CascadeSamples:
     source: str
     held_names: list
     boxes_are_windows: bool = False
+    wild_faces: dict | None = None    # the record of the faces from the wild trained on
 
 
-def cascade_samples(data, config: TrainConfig) -> CascadeSamples:
+def cascade_samples(data, config: TrainConfig, wild_faces=None) -> CascadeSamples:
     """The samples of CBCL data (split as ``config`` says) or of a :class:`PositiveSet`
-    (a seeded ``config.holdout`` share held out)."""
+    (a seeded ``config.holdout`` share held out). With ``faces`` from the wild
+    (:mod:`.wild`), their training windows join the training faces and their held-out
+    part the held-out faces."""
     if isinstance(data, PositiveSet):
         images = data.images
         held = np.random.default_rng(config.seed).permutation(len(images))
@@ -82,8 +87,15 @@ def cascade_samples(data, config: TrainConfig) -> CascadeSamples:
     # to a pixel and a scale step off, so they get the training ones' mirror and jitter.
     held_faces, _ = training_windows(images[held], ones[held], config.mirror, config.jitter,
                                      config.seed + 1)
+    window = (images.shape[2], images.shape[1])
+    wild = None
+    if wild_faces is not None:
+        wild = split_wild_faces(wild_faces, window, config.mirror, config.jitter, config.seed)
+        faces = np.concatenate([faces, wild.train])
+        held_faces = np.concatenate([held_faces, wild.heldout])
     return CascadeSamples(faces, held_faces, negatives, (images.shape[2], images.shape[1]),
-                          fingerprint, source, held_names, isinstance(data, PositiveSet))
+                          fingerprint, source, held_names, isinstance(data, PositiveSet),
+                          wild.record if wild is not None else None)
 
 
 @dataclass
@@ -113,7 +125,7 @@ class _CascadeRun:
 
 
 def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
-                  negatives: NegativeSet, out=None, resume: bool = False,
+                  negatives: NegativeSet, faces=None, out=None, resume: bool = False,
                   progress: bool = True, options: RunOptions | None = None) -> CascadeResult:
     """Train an attentional cascade and save it to ``out`` (see :mod:`.cascade`).
 
@@ -127,10 +139,12 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     if negatives is None or not negatives.mining:
         raise FacedetectError("a cascade needs negative pictures to mine its negatives")
     start = time.perf_counter()
-    samples = cascade_samples(data if data is not None else load_cbcl(), config)
+    samples = cascade_samples(data if data is not None else load_cbcl(), config, faces)
     _check_hit_rate(len(samples.held), cascade.min_hit_rate)
     run_config = dict(config.as_dict(), cascade=config_record(cascade),
                       data_sha256=samples.fingerprint, negatives_sha256=negatives.fingerprint)
+    if faces is not None:
+        run_config["faces_sha256"] = faces.fingerprint
     checkpoint = options.checkpoint or (Path(str(out) + ".checkpoint.json") if out else None)
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
     run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window),
@@ -174,7 +188,8 @@ def _grow(run: _CascadeRun, stages: list, records: list):
                                        f"windows the {stage} stages accept, fewer than "
                                        f"{MIN_NEGATIVES}")
             stumps, threshold, record = run_stage(
-                stage, StageData(faces, found, held), run.pool,
+                stage, StageData(_sample(faces, cascade.positives_per_stage,
+                                         run.config.seed + stage), found, held), run.pool,
                 cascade.stage_costs(run.config.cost), cascade, run.features, run.progress)
         except KeyboardInterrupt:
             raise _interrupted(run.checkpoint, stage) from None
@@ -196,6 +211,15 @@ def _grow(run: _CascadeRun, stages: list, records: list):
         if reason:
             return model, reason
     return _trained(model, f"all {cascade.stages} stages trained")
+
+
+def _sample(faces: np.ndarray, count: int | None, seed: int) -> np.ndarray:
+    """At most ``count`` of ``faces``, drawn without replacement, in their order."""
+    if count is None or len(faces) <= count:
+        return faces
+    chosen = np.random.default_rng(SAMPLE_SEED_OFFSET + seed).choice(len(faces), count,
+                                                                     replace=False)
+    return faces[np.sort(chosen)]
 
 
 def _trained(model, reason: str):
@@ -233,6 +257,8 @@ def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples
     training = {"config": run_config, "data_source": samples.source,
                 "heldout_names": samples.held_names,
                 "cascade_stages": records, "rounds": sum(len(stumps) for stumps, _ in stages)}
+    if samples.wild_faces is not None:
+        training["wild_faces"] = samples.wild_faces
     model = cascade_model(stages, pool, config.cost, training)
     document = copy.deepcopy(model.document)
     document["detection"] = dict(CASCADE_SCAN, threshold=float(stages[-1][1]),

@@ -99,6 +99,10 @@ def load_checkpoint(path, config: dict) -> RunState:
         raise FacedetectError(f"{path}: the negatives folder changed since the checkpoint "
                               "(pictures added, removed or resized); train again without "
                               "--resume")
+    if "faces_sha256" in different:
+        raise FacedetectError(f"{path}: the faces folder changed since the checkpoint (faces "
+                              "added, removed or edited, or --faces / --no-wild-faces "
+                              "changed); train again without --resume")
     if different:
         raise FacedetectError(f"{path}: checkpoint was made with different settings "
                               f"({', '.join(different)}); train again without --resume")

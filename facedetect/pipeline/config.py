@@ -58,6 +58,15 @@ class TrainConfig:
     bootstrap_rounds: int = 0
     bootstrap_limit: int = 4000
     bootstrap_threshold: float = 0.0
+    # Rounds of each bootstrap stage before the last (None: ``rounds``): those models only
+    # mine hard negatives, and a shorter one finds them sooner.
+    stage_rounds: int | None = None
+
+    def rounds_at(self, stage: int) -> int:
+        """Boosting rounds of ``stage`` (0-based; the last stage is ``bootstrap_rounds``)."""
+        if self.stage_rounds is not None and stage < self.bootstrap_rounds:
+            return self.stage_rounds
+        return self.rounds
 
     @property
     def uses_exact(self) -> bool:
@@ -68,12 +77,13 @@ class TrainConfig:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
-def make_estimator(config: TrainConfig):
-    """The estimator ``config.algorithm`` names (:mod:`.algorithms`), seeded."""
+def make_estimator(config: TrainConfig, rounds: int | None = None):
+    """The estimator ``config.algorithm`` names (:mod:`.algorithms`), seeded, for
+    ``rounds`` rounds (default ``config.rounds``)."""
     params = {"random_state": config.seed}
     if ALGORITHMS[config.algorithm].estimator is AdaBoostDB:
         params["selection"] = config.selection
-    return make_algorithm(config.algorithm, config.rounds, config.cost, **params)
+    return make_algorithm(config.algorithm, rounds or config.rounds, config.cost, **params)
 
 
 def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False,
@@ -137,6 +147,11 @@ def check_config(config: TrainConfig) -> None:
     """Refuse settings that cannot give a sound model, naming the parameter."""
     if not (isinstance(config.rounds, (int, np.integer)) and 1 <= config.rounds <= 100_000):
         raise FacedetectError(f"rounds must be an integer in 1..100000, got {config.rounds!r}")
+    if config.stage_rounds is not None and not (
+            isinstance(config.stage_rounds, (int, np.integer)) and 1 <= config.stage_rounds
+            <= 100_000):
+        raise FacedetectError("stage_rounds must be None or an integer in 1..100000, got "
+                              f"{config.stage_rounds!r}")
     if config.holdout != 0 and not 0 < config.holdout < 1:
         raise FacedetectError(f"holdout must be in [0, 1), got {config.holdout}")
     if config.calibration_split != 0 and not 0 < config.calibration_split < 1:

@@ -122,7 +122,7 @@ def boost_stage(run: Run, images, y, state: RunState):
         store = _features(run, images)
     except KeyboardInterrupt:
         raise run.interrupted(state, "while computing features") from None
-    estimator = make_estimator(run.config)
+    estimator = make_estimator(run.config, run.config.rounds_at(state.stage))
     _fit_with_checkpoints(run, estimator, store, y, state)
     state.boosting = estimator.training_state_
     state.mining = MiningState()
@@ -141,7 +141,7 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
     if resumed is not None:
         for (f, threshold, polarity), alpha in zip(resumed.stumps, resumed.alphas):
             decision += alpha * _outputs(store, f, threshold, polarity)
-    bar = tqdm(total=run.config.rounds, initial=len(resumed.alphas) if resumed else 0,
+    bar = tqdm(total=run.config.rounds_at(state.stage), initial=len(resumed.alphas) if resumed else 0,
                desc=f"{run.stage_name(state.stage)} boosting", unit="round",
                disable=not run.progress)
     snapshot = {}
@@ -205,7 +205,7 @@ def _copy_state(state):
 
 def estimator_from_state(config: TrainConfig, state, y, n_features: int):
     """The estimator a finished boosting state describes, without any features."""
-    estimator = make_estimator(config)
+    estimator = make_estimator(config, len(state.alphas))
     placeholder = np.broadcast_to(np.uint8(0), (n_features, len(y)))
     estimator.fit_binned(BinnedFeatures(placeholder, None, None), y, state=state)
     return estimator

@@ -28,6 +28,7 @@ from .config import (TrainConfig, calibration_indices, check_config, check_data,
                      split_indices, training_windows)
 from .run import Run, RunOptions, boost_stage, estimator_from_state, mine_stage
 from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
+from .wild import split_wild_faces
 
 __all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "training_windows",
            "split_indices", "calibration_indices"]
@@ -42,9 +43,13 @@ class TrainResult:
 
 
 def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
-                   resume: bool = False, progress: bool = True,
+                   faces=None, resume: bool = False, progress: bool = True,
                    options: RunOptions | None = None) -> TrainResult:
     """Train a detector on CBCL windows and save it to ``out``.
+
+    With ``faces`` (a :class:`facedetect.data.wild_faces.WildFaces`), every face outside
+    its fixed held-out part joins the training faces as one window (:mod:`.wild`); the
+    held-out ones join the held-out CBCL faces that bound the image operating point.
 
     With ``resume`` the run continues from its checkpoint (:class:`RunOptions`) and yields
     the model an uninterrupted run would.
@@ -75,19 +80,28 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
         raise FacedetectError("bootstrapping needs negative pictures")
     train, held = split_indices(cbcl.labels, config)
     train, calibration = calibration_indices(cbcl.labels, train, config)
-    run = _new_run(config, cbcl, negatives, out, progress, options)
+    run = _new_run(config, cbcl, negatives, faces, out, progress, options)
     state = load_checkpoint(run.checkpoint, run.run_config) if resume else RunState()
-    if state.boosting is not None and len(state.boosting.alphas) > config.rounds:
-        state.boosting = _first_rounds(state.boosting, config.rounds)
+    final_rounds = config.rounds_at(state.stage)
+    if state.boosting is not None and len(state.boosting.alphas) > final_rounds:
+        state.boosting = _first_rounds(state.boosting, final_rounds)
     base = training_windows(cbcl.images[train], cbcl.labels[train], config.mirror,
                             config.jitter, config.seed)
+    held_faces = cbcl.images[held[cbcl.labels[held] == 1]]
+    wild = None
+    if faces is not None:
+        wild = split_wild_faces(faces, (19, 19), config.mirror, config.jitter, config.seed)
+        base = (np.concatenate([base[0], wild.train]),
+                np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
+        held_faces = np.concatenate([held_faces, wild.heldout])
     estimator, state, y = _boost_and_mine(run, base, state)
     model = assemble_model(run, estimator, state, cbcl, Split(train, held, calibration), base)
     if negatives is not None and negatives.held_out and config.bootstrap_rounds:
-        model = with_image_point(run, model, state, cbcl.images[held[cbcl.labels[held] == 1]],
-                                  options.false_alarm_target)
+        model = with_image_point(run, model, state, held_faces, options.false_alarm_target)
     seconds = time.perf_counter() - start
     model.document["training"]["seconds"] = round(seconds, 2)
+    if wild is not None:
+        model.document["training"]["wild_faces"] = wild.record
     if out is not None:
         model = _resave(model, out)
         if run.checkpoint is not None:
@@ -96,10 +110,12 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
                        {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
 
 
-def _new_run(config: TrainConfig, cbcl, negatives, out, progress: bool,
+def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
              options: RunOptions) -> Run:
     """What the stages share: settings, the data's fingerprints, checkpoint and memory."""
     run_config = dict(config.as_dict(), data_sha256=cbcl.fingerprint())
+    if faces is not None:
+        run_config["faces_sha256"] = faces.fingerprint
     if negatives is not None and config.bootstrap_rounds:
         run_config["negatives_sha256"] = negatives.fingerprint
     checkpoint = options.checkpoint

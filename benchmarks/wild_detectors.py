@@ -1,0 +1,158 @@
+"""Detectors against OpenCV's cascades in one run: held-out faces from the wild, held-out
+face-free pictures, the MIT+CMU development images, and detect's speed.
+
+Run: ``python -m benchmarks.wild_detectors --models default,cascade [--label NAME]``
+
+- Held-out wild faces: ``detect`` on each crop of the fixed held-out part of
+  ``$FACEDETECT_FACES`` (or ``--faces``) at the model's own settings; OpenCV's
+  ``haarcascade_frontalface_default.xml`` and ``alt2`` at theirs (scale 1.1, 3 neighbours,
+  min size 19). A face is found when a box holds both eyes and is at most 4 eye distances
+  wide (:func:`facedetect.pipeline.wild.eyes_found`). OpenCV is compared on MTFL and
+  Caltech, whose crops are loose enough for its framing; UTKFace and Yale B are reported
+  apart.
+- Held-out negatives: false alarms per megapixel on the held-out fifth of
+  ``$FACEDETECT_NEGATIVES`` (``benchmarks.detector_training``).
+- Development images: ``evaluate-images`` with OpenCV's baseline. They only measure.
+- Speed: ``detect`` on scikit-image's five photographs against OpenCV's default cascade,
+  medians of ``--repeat``, idle and beside a busy-loop process holding one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+
+from facedetect.cli.detect_cmd import load_detector
+from facedetect.data.negatives import find_negatives, negative_files, split_negatives
+from facedetect.data.wild_faces import find_faces, load_wild_faces
+from facedetect.pipeline.wild import crop_recall, heldout_faces
+from facedetect.detector.detect import detect_faces, params_for
+from facedetect.threads import wait_passively
+
+from .cascade import IMAGES, OPENCV, dev_images, geometric_ratio, median_seconds
+from .common import machine, write_results
+from .detector_training import heldout_negatives
+
+COMPARED = ("mtfl", "mtfl-sun2013", "caltech-webfaces")
+
+
+def opencv_detector(name: str):
+    cascade = cv2.CascadeClassifier(cv2.data.haarcascades + name)
+    return lambda grey: cascade.detectMultiScale(grey, 1.1, 3, minSize=(19, 19))
+
+
+def speed(models: dict, repeat: int) -> list[dict]:
+    from PIL import Image
+    from skimage import data
+    from facedetect.images import to_grey
+    from facedetect.detector.detect import scanner_for
+    opencv = opencv_detector(OPENCV[0])
+    rows = []
+    for image in IMAGES:
+        grey = to_grey(Image.fromarray(getattr(data, image)()))
+        row = {"image": image, "opencv default": median_seconds(lambda: opencv(grey), repeat)}
+        for label, model in models.items():
+            params = params_for(model)
+            scanner = scanner_for(model, params)
+            row[label] = median_seconds(lambda: detect_faces(grey, model, params, scanner),
+                                        repeat)
+        rows.append(row)
+    return rows
+
+
+def pooled(recall: dict, sources) -> float:
+    faces = sum(recall[s]["faces"] for s in sources if s in recall)
+    return round(sum(recall[s]["recall"] * recall[s]["faces"] for s in sources
+                     if s in recall) / max(faces, 1), 4)
+
+
+def main(argv=None) -> dict:
+    wait_passively()   # as the detect command does
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="default,cascade")
+    parser.add_argument("--faces")
+    parser.add_argument("--dev", default=str(Path(__file__).resolve().parents[2] / "shared"
+                                             / "datasets" / "mit-cmu-dev"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--label", default="wild_detectors")
+    args = parser.parse_args(argv)
+    faces_folder = find_faces(args.faces)
+    negatives = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
+    if faces_folder is None or negatives is None:
+        raise SystemExit("set FACEDETECT_FACES and FACEDETECT_NEGATIVES (or --faces)")
+    faces = load_wild_faces(faces_folder, warn=lambda line: None)
+    _, held_pictures = split_negatives(negative_files(negatives))
+    names = args.models.split(",")
+    models = {name: load_detector(name) for name in names}
+    results = {"machine": machine(), "models": {}, "opencv": {}}
+    first_held = None
+    for name, model in models.items():
+        held = heldout_faces(model, faces)
+        first_held = first_held or held
+        path = _model_path(name)
+        negatives_result = heldout_negatives(path, held_pictures)
+        results["models"][name] = {
+            "wild_faces": crop_recall(lambda crop: detect_faces(
+                crop, model, params_for(model)).boxes, held),
+            "negatives_fa_per_mpx": negatives_result["per_megapixel"]["facedetect"],
+            "dev": dev_images(str(path), Path(args.dev), baseline=False)}
+        results["opencv_negatives"] = negatives_result
+        print(name, results["models"][name], flush=True)
+    for cascade in OPENCV:
+        results["opencv"][cascade] = {"wild_faces": crop_recall(opencv_detector(cascade),
+                                                                first_held)}
+    baseline = dev_images(str(_model_path(names[0])), Path(args.dev), baseline=True)
+    for row in baseline.get("opencv", []):
+        results["opencv"][row["cascade"]]["dev"] = row
+    results["speed"] = speed(models, args.repeat)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        results["speed_one_core_busy"] = speed(models, args.repeat)
+    finally:
+        busy.kill()
+        busy.wait()
+    write_results(args.label, results, _markdown(results, names))
+    return results
+
+
+def _model_path(name: str) -> Path:
+    if Path(name).is_file():
+        return Path(name)
+    import importlib.resources
+    return Path(str(importlib.resources.files("facedetect") / "models" / f"{name}.json"))
+
+
+def _markdown(results: dict, names) -> str:
+    lines = ["# Detectors and OpenCV's cascades, one run\n", f"Machine: {results['machine']}.\n",
+             "| detector | dev images: TPR at FP | held-out wild faces, MTFL + Caltech | "
+             "UTKFace | Yale B | held-out negatives FA/Mpx | detect time / OpenCV, idle | "
+             "one core busy |", "|---|---|---|---|---|---|---|---|"]
+    negatives = results["opencv_negatives"]["per_megapixel"]
+    for name in names:
+        row = results["models"][name]
+        lines.append(
+            f"| {name} | {row['dev']['tpr']:.3f} at {row['dev']['false_positives']} | "
+            f"{pooled(row['wild_faces'], COMPARED):.3f} | "
+            f"{pooled(row['wild_faces'], ['utkface']):.3f} | "
+            f"{pooled(row['wild_faces'], ['extended-yale-b']):.3f} | "
+            f"{row['negatives_fa_per_mpx']:.3f} | "
+            f"{geometric_ratio(results['speed'], name, 'opencv default'):.2f}x | "
+            f"{geometric_ratio(results['speed_one_core_busy'], name, 'opencv default'):.2f}x |")
+    for cascade, row in results["opencv"].items():
+        dev = row.get("dev", {})
+        lines.append(
+            f"| OpenCV {cascade} | {dev.get('tpr', float('nan')):.3f} at "
+            f"{dev.get('false_positives', '-')} | {pooled(row['wild_faces'], COMPARED):.3f} | "
+            f"({pooled(row['wild_faces'], ['utkface']):.3f}) | "
+            f"({pooled(row['wild_faces'], ['extended-yale-b']):.3f}) | "
+            f"{negatives.get(cascade, float('nan')):.3f} | 1.00x (default) | |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""Faces with eye positions: a folder of face crops and a CSV of landmarks.
+
+The folder holds images of any size (loose crops of one face each) and ``faces.csv`` with
+one row per image: ``file`` (relative to the folder) and the eye centres ``leye_x, leye_y,
+reye_x, reye_y`` in the image's pixels (image-left eye first). ``source`` and ``subject``
+are optional: rows with the same subject are kept on the same side of the held-out split.
+Other columns are ignored. ``../shared/datasets/faces`` (26,980 faces from MTFL, Caltech
+Web Faces, UTKFace and Extended Yale B) is such a folder; so is a user's own.
+
+A training window is cut from the eyes (:func:`face_windows`): the face is turned so that
+its eyes are level, and framed as a CBCL window is: a square of side ``FRAMING`` times the
+eye distance, centred on the eye midpoint across, with the eye line ``EYE_LINE`` of its
+side below its top edge. Bad rows are skipped one warning line each; the reading is bounded
+(file sizes, row and pixel counts).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ..errors import FacedetectError
+from ..files import read_bounded
+from ..images import read_grey
+from .locate import search_places
+
+ENV_VAR = "FACEDETECT_FACES"
+CSV_NAME = "faces.csv"
+REQUIRED_COLUMNS = ("file", "leye_x", "leye_y", "reye_x", "reye_y")
+MAX_CSV_BYTES = 256 << 20
+MAX_ROWS = 2_000_000
+MAX_FACE_PIXELS = 4096 * 4096
+MIN_EYE_DISTANCE = 4.0     # pixels: closer eyes cannot be framed into a 19x19 window
+MIN_FACES = 10
+# The CBCL framing, fitted to the CBCL mean face (the faces folder's PROVENANCE.md).
+FRAMING = 1.75             # window side / eye distance
+EYE_LINE = 0.28            # eye line below the window's top edge / window side
+# A window may reach past its crop by this fraction of its side (filled by replicating
+# the border); Extended Yale B's crops are 1.7 eye distances wide, 3% short of 1.75.
+OUTSIDE_TOLERANCE = 0.05
+SHRINK_SLACK = 1.25
+HELDOUT_FRACTION = 0.1
+_HELDOUT_SALT = b"facedetect-wild-faces-heldout-v1"
+# The terms each set of ../shared/datasets/faces states (its PROVENANCE.md).
+KNOWN_TERMS = {
+    "mtfl": "research use, cite Zhang et al. ECCV 2014 (CUHK, LFW and AFLW photographs)",
+    "mtfl-sun2013": "research use (CUHK, LFW and AFLW photographs; Sun et al. CVPR 2013)",
+    "caltech-webfaces": "research use (Caltech 10,000 Web Faces, Angelova et al. 2005)",
+    "utkface": "non-commercial research use (UTKFace, Zhang et al. CVPR 2017)",
+    "extended-yale-b": "research use with citation (Lee, Ho and Kriegman 2005)",
+}
+
+
+@dataclass
+class WildFaces:
+    """Faces read from a folder with a landmarks CSV.
+
+    Attributes
+    ----------
+    crops : list of (h, w) uint8 arrays, one face each
+    eyes : (n, 4) float64 array, ``leye_x, leye_y, reye_x, reye_y`` in crop pixels
+    names : list of str, the ``file`` column
+    groups : list of str, ``source/subject`` where the subject is known, else the file
+    sources : list of str, the ``source`` column ('' where absent)
+    source : str, the folder read
+    fingerprint : str, sha256 over the CSV and every image file read
+    skipped : int, rows skipped with a warning
+    """
+
+    crops: list
+    eyes: np.ndarray
+    names: list
+    groups: list
+    sources: list
+    source: str
+    fingerprint: str
+    skipped: int = 0
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def subset(self, mask: np.ndarray) -> "WildFaces":
+        """The faces where ``mask`` is true (same fingerprint: the same folder read)."""
+        index = np.flatnonzero(mask)
+        return WildFaces([self.crops[i] for i in index], self.eyes[index],
+                         [self.names[i] for i in index], [self.groups[i] for i in index],
+                         [self.sources[i] for i in index], self.source, self.fingerprint,
+                         self.skipped)
+
+    def terms(self) -> str:
+        """The use terms of the sets these faces come from, as far as they are known."""
+        sources = sorted(set(self.sources))
+        known = [f"{s}: {KNOWN_TERMS[s]}" for s in sources if s in KNOWN_TERMS]
+        unknown = [s or "(no source column)" for s in sources if s not in KNOWN_TERMS]
+        return "; ".join(known + ([f"{', '.join(unknown)}: the terms of their owners"]
+                                  if unknown else []))
+
+
+def faces_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+    """Every place looked at for faces, in order: ``--faces``, ``$FACEDETECT_FACES``,
+    ``./data/faces``, the user cache."""
+    return search_places(explicit, "--faces", ENV_VAR, "faces")
+
+
+def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The first folder holding ``faces.csv``, or None. A folder named by the flag or the
+    environment variable must hold one: a typo does not fall through to another place.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> find_faces(tempfile.mkdtemp()) is None
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: ...: no faces.csv in this folder; it needs one row per image with the columns file, leye_x, leye_y, reye_x, reye_y (eye centres in the image's pixels; source and subject optional)
+    """
+    for reason, path in faces_places(explicit):
+        if (path / CSV_NAME).is_file():
+            return path
+        if reason in ("--faces", f"${ENV_VAR}"):
+            if not path.is_dir():
+                raise FacedetectError(f"{path} ({reason}): no such folder of faces")
+            raise FacedetectError(f"{path}: no {CSV_NAME} in this folder; {_CSV_HELP}")
+    return None
+
+
+_CSV_HELP = ("it needs one row per image with the columns " + ", ".join(REQUIRED_COLUMNS)
+             + " (eye centres in the image's pixels; source and subject optional)")
+
+
+def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
+    """Read a faces folder: every row of its CSV whose image and eyes are sound.
+
+    A bad row (a missing or non-finite value, eyes closer than ``MIN_EYE_DISTANCE`` or
+    outside the image, a file listed twice, missing or unreadable) is skipped with one
+    ``warn`` line naming it; fewer than ``MIN_FACES`` sound rows is an error.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from PIL import Image
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for k in range(10):
+    ...     Image.new("L", (40, 40), 100 + k).save(folder / f"{k}.png")
+    >>> rows = [f"{k}.png,p{k % 3},12,15,28,15" for k in range(10)]
+    >>> _ = (folder / "faces.csv").write_text("file,subject,leye_x,leye_y,reye_x,reye_y\\n"
+    ...                                       + "\\n".join(rows) + "\\n")
+    >>> faces = load_wild_faces(folder)
+    >>> len(faces), faces.eyes[0].tolist(), faces.groups[:2]
+    (10, [12.0, 15.0, 28.0, 15.0], ['/p0', '/p1'])
+    """
+    warn = warn or (lambda line: print(line, file=sys.stderr))
+    folder = Path(folder)
+    csv_path = folder / CSV_NAME
+    if not csv_path.is_file():
+        raise FacedetectError(f"{folder}: no {CSV_NAME} in this folder; {_CSV_HELP}")
+    raw = read_bounded(csv_path, MAX_CSV_BYTES, "faces CSV")
+    digest = hashlib.sha256(raw)
+    rows = _csv_rows(raw, csv_path)
+    crops, eyes, names, groups, sources, seen, skipped = [], [], [], [], [], set(), 0
+    for number, row in rows:
+        face = _read_row(row, folder, seen, digest)
+        if isinstance(face, str):
+            warn(f"warning: {csv_path}:{number}: {face}; skipped")
+            skipped += 1
+            continue
+        crops.append(face[0])
+        eyes.append(face[1])
+        names.append(row["file"])
+        sources.append((row.get("source") or "").strip())
+        groups.append(f"{row.get('source') or ''}/{row['subject']}" if row.get("subject")
+                      else row["file"])
+    if len(names) < MIN_FACES:
+        raise FacedetectError(f"{csv_path}: {len(names)} usable faces ({skipped} rows "
+                              f"skipped); training needs at least {MIN_FACES}")
+    return WildFaces(crops, np.array(eyes, dtype=np.float64).reshape(-1, 4), names, groups,
+                     sources, str(folder), digest.hexdigest(), skipped)
+
+
+def _csv_rows(raw: bytes, path: Path):
+    """``(line number, row dict)`` of every data row; a header without the required
+    columns is an error."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise FacedetectError(f"{path}: not a UTF-8 text file ({error.reason} at byte "
+                              f"{error.start})") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise FacedetectError(f"{path}: missing column(s) {', '.join(missing)}; {_CSV_HELP}")
+    rows = []
+    try:
+        for row in reader:
+            if len(rows) >= MAX_ROWS:
+                raise FacedetectError(f"{path}: more than {MAX_ROWS:,} rows")
+            rows.append((reader.line_num, row))
+    except csv.Error as error:
+        raise FacedetectError(f"{path}:{reader.line_num}: {error}") from None
+    return rows
+
+
+def _read_row(row: dict, folder: Path, seen: set, digest):
+    """``(crop, eyes)`` of one CSV row, or the reason it is skipped."""
+    name = (row.get("file") or "").strip()
+    if not name:
+        return "no file name"
+    if name in seen:
+        return f"{name} is listed twice"
+    try:
+        eyes = [float(row[c]) for c in REQUIRED_COLUMNS[1:]]
+    except (TypeError, ValueError):
+        return "eye positions must be four numbers"
+    if not all(math.isfinite(v) for v in eyes):
+        return "eye positions must be finite"
+    if math.hypot(eyes[2] - eyes[0], eyes[3] - eyes[1]) < MIN_EYE_DISTANCE:
+        return f"the eyes are closer than {MIN_EYE_DISTANCE:g} pixels"
+    path = folder / name
+    if ".." in Path(name).parts or Path(name).is_absolute():
+        return f"{name}: the file must lie inside the faces folder"
+    try:
+        data = read_bounded(path, 64 << 20, "face image")
+        crop = read_grey(path, max_pixels=MAX_FACE_PIXELS)
+    except (FacedetectError, OSError) as error:
+        return f"{name}: {error}"
+    height, width = crop.shape
+    if not all(0 <= x < width and 0 <= y < height for x, y in (eyes[:2], eyes[2:])):
+        return f"{name}: the eyes lie outside its {width}x{height} pixels"
+    seen.add(name)
+    digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return crop, eyes
+
+
+def heldout_mask(groups: list[str], fraction: float = HELDOUT_FRACTION) -> np.ndarray:
+    """True for the faces never trained on: a fixed ``fraction`` of the groups (subjects
+    where known), chosen by a salted hash of the group's name, so the same person is on
+    one side only and the split does not move when rows are added or removed.
+
+    Examples
+    --------
+    >>> mask = heldout_mask([f"person{k}" for k in range(10000)])
+    >>> bool(0.09 < mask.mean() < 0.11)
+    True
+    >>> bool(heldout_mask(["a", "b", "a"])[0] == heldout_mask(["a", "b", "a"])[2])
+    True
+    """
+    cut = int(fraction * 2**32)
+    return np.array([int.from_bytes(hashlib.sha256(_HELDOUT_SALT + g.encode()).digest()[:4],
+                                    "big") < cut for g in groups], dtype=bool)
+
+
+def window_transform(eyes, window: tuple[int, int], jitter=(0.0, 1.0, 0.0, 0.0),
+                     framing: float = FRAMING, eye_line: float = EYE_LINE) -> np.ndarray:
+    """The 2x3 affine map from crop pixels to window pixels for one face.
+
+    The eyes come out level and ``width / framing`` pixels apart (the window is
+    ``framing`` eye distances wide), their midpoint centred across and ``eye_line`` of
+    the height below the top. ``jitter`` is
+    ``(angle in degrees, scale, dx, dy in window pixels)``: the face turned and scaled
+    about its eye midpoint, then shifted. Pixel centres sit at whole coordinates.
+
+    Examples
+    --------
+    >>> m = window_transform([10.0, 20.0, 30.0, 20.0], (19, 19))
+    >>> np.round(m @ [20.0, 20.0, 1.0], 3).tolist()   # the eye midpoint
+    [9.0, 4.82]
+    >>> round(float(np.hypot(*(m[:, :2] @ [20.0, 0.0]))), 3)   # eye distance in the window
+    10.857
+    """
+    lx, ly, rx, ry = (float(v) for v in eyes)
+    width, height = window
+    angle, scale, dx, dy = jitter
+    distance = math.hypot(rx - lx, ry - ly)
+    size = scale * width / (framing * distance)
+    turn = math.atan2(ry - ly, rx - lx) + math.radians(angle)
+    cos, sin = size * math.cos(turn), size * math.sin(turn)
+    linear = np.array([[cos, sin], [-sin, cos]])   # rotates by -turn, scales by size
+    middle = np.array([(lx + rx) / 2, (ly + ry) / 2])
+    target = np.array([(width - 1) / 2 + dx, eye_line * height - 0.5 + dy])
+    return np.column_stack([linear, target - linear @ middle])
+
+
+def face_windows(faces: WildFaces, window: tuple[int, int], jitter=None, mirror=None,
+                 framing: float = FRAMING, eye_line: float = EYE_LINE):
+    """One window per face, cut from its eyes (:func:`window_transform`).
+
+    Parameters
+    ----------
+    faces : WildFaces
+    window : (width, height) of the windows
+    jitter : (n, 4) array of ``(angle, scale, dx, dy)`` per face, or None for none
+    mirror : (n,) bool array, flip those windows left to right, or None for none
+
+    Returns
+    -------
+    windows : (m, height, width) uint8 array, the faces whose window stays on its crop
+    kept : (n,) bool array, False for a face whose window leaves its crop by more than
+        ``OUTSIDE_TOLERANCE`` of the window's side (skipped)
+
+    Examples
+    --------
+    >>> crop = np.tile(np.arange(40, dtype=np.uint8) * 5, (40, 1))
+    >>> faces = WildFaces([crop], np.array([[12.0, 15.0, 28.0, 15.0]]), ["a"], ["a"], [""],
+    ...                   "", "")
+    >>> windows, kept = face_windows(faces, (19, 19))
+    >>> windows.shape, kept.tolist(), int(windows[0, 9, 0]) < int(windows[0, 9, 18])
+    ((1, 19, 19), [True], True)
+    """
+    width, height = window
+    count = len(faces)
+    jitter = np.tile([0.0, 1.0, 0.0, 0.0], (count, 1)) if jitter is None else jitter
+    out = np.empty((count, height, width), np.uint8)
+    kept = np.zeros(count, dtype=bool)
+    for k in range(count):
+        matrix = window_transform(faces.eyes[k], window, jitter[k], framing, eye_line)
+        crop = faces.crops[k]
+        shrink = 1.0 / math.sqrt(abs(np.linalg.det(matrix[:, :2])))
+        if shrink > 1.5:    # area-average first: a straight warp would alias
+            crop, matrix = _shrunk(crop, matrix, shrink)
+        if not _inside(matrix, crop.shape, window):
+            continue
+        kept[k] = True
+        out[k] = cv2.warpAffine(crop, matrix, (width, height), flags=cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REPLICATE)
+        if mirror is not None and mirror[k]:
+            out[k] = out[k, :, ::-1]
+    return out[kept], kept
+
+
+def _shrunk(crop: np.ndarray, matrix: np.ndarray, shrink: float):
+    """The crop area-averaged by about ``shrink`` and the map adjusted to it."""
+    factor = shrink    # the warp is then near 1:1 (exactly INTER_AREA for a level face)
+    height, width = crop.shape
+    size = (max(1, round(width / factor)), max(1, round(height / factor)))
+    small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+    fx, fy = width / size[0], height / size[1]
+    # small pixel (u, v) sits at crop ((u + .5) fx - .5, (v + .5) fy - .5)
+    to_crop = np.array([[fx, 0.0, 0.5 * fx - 0.5], [0.0, fy, 0.5 * fy - 0.5], [0, 0, 1]])
+    return small, (np.vstack([matrix, [0, 0, 1]]) @ to_crop)[:2]
+
+
+def _inside(matrix: np.ndarray, shape, window) -> bool:
+    """Whether the window's corners map into the crop, within the tolerance."""
+    width, height = window
+    inverse = cv2.invertAffineTransform(matrix)
+    corners = np.array([[-0.5, -0.5, 1], [width - 0.5, -0.5, 1], [-0.5, height - 0.5, 1],
+                        [width - 0.5, height - 0.5, 1]]) @ inverse.T
+    margin = OUTSIDE_TOLERANCE * max(width, height) / math.sqrt(
+        abs(np.linalg.det(matrix[:, :2])))
+    return bool((corners[:, 0] >= -0.5 - margin).all()
+                and (corners[:, 0] <= shape[1] - 0.5 + margin).all()
+                and (corners[:, 1] >= -0.5 - margin).all()
+                and (corners[:, 1] <= shape[0] - 0.5 + margin).all())

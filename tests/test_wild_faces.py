@@ -1,0 +1,286 @@
+"""Faces with eye positions: the reader, the window geometry, the held-out split, and the
+faces in train-detector and evaluate-detector."""
+
+import json
+import os
+import subprocess
+import sys
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+from skimage.transform import AffineTransform, warp
+
+from facedetect.data import load_cbcl
+from facedetect.data.wild_faces import (FRAMING, WildFaces, face_windows, find_faces,
+                                        heldout_mask, load_wild_faces, window_transform)
+from facedetect.detector.model import HaarDetectorModel
+from facedetect.errors import FacedetectError
+from facedetect.pipeline.wild import eyes_found, split_wild_faces
+from facedetect.training import AdaBoostDB
+from facedetect.pipeline.train import TrainConfig, train_detector
+
+from .conftest import SHARED
+
+HEADER = "file,source,subject,leye_x,leye_y,reye_x,reye_y\n"
+
+
+def smooth_crop(size, seed=0):
+    noise = np.random.default_rng(seed).uniform(0, 255, (size, size)).astype(np.float32)
+    return np.clip(cv2.GaussianBlur(noise, (0, 0), size / 12) * 4 - 380, 0, 255).astype(
+        np.uint8)
+
+
+def one_face(crop, eyes):
+    return WildFaces([crop], np.array([eyes], float), ["a"], ["a"], [""], "", "")
+
+
+def test_window_transform_puts_the_eyes_where_the_framing_says():
+    # hand-computed: 19x19, eye distance 19 / 1.75 = 10.857 px, midpoint at (9, 4.82)
+    m = window_transform([30.0, 40.0, 50.0, 40.0], (19, 19))
+    left, right = m @ [30.0, 40.0, 1.0], m @ [50.0, 40.0, 1.0]
+    assert np.allclose(left, [9 - 19 / FRAMING / 2, 4.82]) and np.allclose(
+        right, [9 + 19 / FRAMING / 2, 4.82])
+    # a tilted face comes out level, at the same distance
+    m = window_transform([30.0, 40.0, 50.0, 50.0], (24, 24))
+    left, right = m @ [30.0, 40.0, 1.0], m @ [50.0, 50.0, 1.0]
+    assert left[1] == pytest.approx(right[1]) and right[0] - left[0] == pytest.approx(
+        24 / FRAMING)
+    # jitter: turned about the eye midpoint (positive angle counter-clockwise, as
+    # cv2.getRotationMatrix2D), scaled and shifted
+    m = window_transform([30.0, 40.0, 50.0, 40.0], (19, 19), (90.0, 2.0, 1.0, -1.0))
+    middle = m @ [40.0, 40.0, 1.0]
+    assert np.allclose(middle, [10.0, 3.82])
+    assert np.allclose(m @ [50.0, 40.0, 1.0] - middle, [0.0, -2 * 19 / FRAMING / 2])
+
+
+def test_face_windows_equal_scikit_image_warp():
+    crop = smooth_crop(40)
+    eyes = [13.3, 15.2, 26.1, 17.9]     # tilted, about 1.2x the window's scale
+    for jitter in ([0.0, 1.0, 0.0, 0.0], [7.0, 0.95, 0.6, -0.4]):
+        windows, kept = face_windows(one_face(crop, eyes), (19, 19), np.array([jitter]))
+        assert kept.all()
+        matrix = np.vstack([window_transform(eyes, (19, 19), jitter), [0, 0, 1]])
+        expected = warp(crop.astype(float), AffineTransform(matrix).inverse,
+                        output_shape=(19, 19), order=1, mode="edge", preserve_range=True)
+        assert np.abs(windows[0].astype(float) - expected).max() <= 1.0
+
+
+def test_large_faces_are_area_averaged_like_cv2_resize():
+    noise = np.random.default_rng(1).uniform(0, 255, (76, 76)).astype(np.float32)
+    crop = cv2.normalize(cv2.GaussianBlur(noise, (0, 0), 0.7), None, 0, 255,
+                         cv2.NORM_MINMAX).astype(np.uint8)     # fine texture: aliasing shows
+    d = 76 / FRAMING   # the window is exactly the whole crop, 4x the window's side
+    eyes = [37.5 - d / 2, 0.28 * 76 - 0.5, 37.5 + d / 2, 0.28 * 76 - 0.5]
+    windows, _ = face_windows(one_face(crop, eyes), (19, 19))
+    expected = cv2.resize(crop, (19, 19), interpolation=cv2.INTER_AREA).astype(int)
+    assert np.abs(windows[0].astype(int) - expected).max() <= 1
+    naive = cv2.warpAffine(crop, window_transform(eyes, (19, 19)), (19, 19))
+    assert np.abs(naive.astype(int) - expected).mean() > 10
+
+
+def test_mirror_flips_and_a_window_off_its_crop_is_skipped():
+    crop = smooth_crop(40)
+    faces = WildFaces([crop, crop], np.array([[12.0, 15, 28, 15], [2.0, 3, 30, 3]]),
+                      ["a", "b"], ["a", "b"], ["", ""], "", "")
+    plain, kept = face_windows(faces, (19, 19))
+    flipped, _ = face_windows(faces, (19, 19), mirror=np.array([True, True]))
+    assert kept.tolist() == [True, False] and len(plain) == 1
+    assert np.array_equal(flipped[0], plain[0, :, ::-1])
+
+
+def write_faces(folder, rows, size=50, header=HEADER):
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, row in enumerate(rows):
+        name = row.split(",")[0]
+        if name and not (folder / name).exists() and "missing" not in name:
+            Image.fromarray(smooth_crop(size, k)).save(folder / name)
+    (folder / "faces.csv").write_text(header + "\n".join(rows) + "\n")
+    return folder
+
+
+def test_bad_rows_are_skipped_one_line_each_and_training_goes_on(tmp_path):
+    good = [f"f{k}.png,set,p{k},15,20,35,20" for k in range(12)]
+    bad = ["g1.png,set,x,15,20,35", "g2.png,set,x,nan,20,35,20", "g3.png,set,x,15,20,17,20",
+           "g4.png,set,x,15,20,90,20", "f0.png,set,p0,15,20,35,20", "missing.png,set,x,1,2,30,2"]
+    folder = write_faces(tmp_path / "faces", good + bad)
+    (folder / "g5.png").write_bytes(b"not an image")
+    (folder / "faces.csv").write_text((folder / "faces.csv").read_text()
+                                      + "g5.png,set,x,15,20,35,20\n")
+    lines = []
+    faces = load_wild_faces(folder, warn=lines.append)
+    assert len(faces) == 12 and faces.skipped == 7 and len(lines) == 7
+    for number, words in zip(range(14, 21), ("four numbers", "finite", "closer", "outside",
+                                             "twice", "missing.png", "g5.png")):
+        assert any(f"faces.csv:{number}:" in line and words in line for line in lines), words
+
+
+def test_too_few_faces_missing_columns_and_no_csv_are_one_clear_error(tmp_path):
+    folder = write_faces(tmp_path / "few", [f"f{k}.png,s,p,15,20,35,20" for k in range(3)])
+    with pytest.raises(FacedetectError, match="3 usable faces.*at least 10"):
+        load_wild_faces(folder, warn=lambda line: None)
+    folder = write_faces(tmp_path / "cols", ["f.png,15,20,35"], header="file,leye_x,leye_y,reye_x\n")
+    with pytest.raises(FacedetectError, match="missing column\\(s\\) reye_y"):
+        load_wild_faces(folder)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FacedetectError, match="no faces.csv.*file, leye_x, leye_y, reye_x, reye_y"):
+        find_faces(tmp_path / "empty")
+    with pytest.raises(FacedetectError, match="no such folder"):
+        find_faces(tmp_path / "nowhere")
+
+
+def test_heldout_split_keeps_a_subject_on_one_side_and_does_not_move():
+    groups = [f"set/person{k % 300}" for k in range(3000)]
+    held = heldout_mask(groups)
+    by_group = {}
+    for group, flag in zip(groups, held):
+        by_group.setdefault(group, set()).add(bool(flag))
+    assert all(len(flags) == 1 for flags in by_group.values())
+    assert 0.05 < held.mean() < 0.15
+    assert np.array_equal(heldout_mask(groups[:1000]), held[:1000])   # rows removed
+
+
+def test_eyes_found_needs_both_eyes_in_a_box_of_face_size():
+    eyes = [20.0, 20.0, 40.0, 20.0]
+    assert eyes_found(np.array([[10, 5, 40, 40]]), eyes)
+    assert not eyes_found(np.array([[25, 5, 40, 40]]), eyes)            # one eye outside
+    assert not eyes_found(np.array([[0, 0, 81, 81]]), eyes)             # a box too large
+    assert not eyes_found(np.empty((0, 4)), eyes)
+
+
+@pytest.fixture(scope="module")
+def cbcl_faces_folder(tmp_path_factory, small_cbcl):
+    """40 CBCL faces, upscaled 2x into 50x50 crops, with their eyes where the framing
+    puts them: windows cut from the eyes give the faces back."""
+    folder = tmp_path_factory.mktemp("faces")
+    faces = load_cbcl(small_cbcl)
+    faces = faces.images[faces.labels == 1][:40]
+    half = 19 / FRAMING / 2
+    rows = []
+    for k, face in enumerate(faces):
+        crop = np.full((50, 50), int(face.mean()), np.uint8)
+        crop[6:44, 6:44] = cv2.resize(face, (38, 38), interpolation=cv2.INTER_LINEAR)
+        Image.fromarray(crop).save(folder / f"c{k}.png")
+        ly = (0.28 * 19 - 0.5) * 2 + 0.5 + 6
+        rows.append(f"c{k}.png,cbcl,p{k % 20},{(9 - half) * 2 + 6.5},{ly},"
+                    f"{(9 + half) * 2 + 6.5},{ly}")
+    (folder / "faces.csv").write_text(HEADER + "\n".join(rows) + "\n")
+    return folder, faces
+
+
+def test_windows_cut_from_the_eyes_give_the_cbcl_faces_back(cbcl_faces_folder):
+    folder, originals = cbcl_faces_folder
+    windows, kept = face_windows(load_wild_faces(folder), (19, 19))
+    assert kept.all()
+    assert np.abs(windows.astype(int) - originals).mean() < 6
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "facedetect", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder, tmp_path):
+    folder, _ = cbcl_faces_folder
+    out = tmp_path / "model.json"
+    result = run_cli("train", "--no-bootstrap", "--rounds", "4", "--data", str(small_cbcl),
+                     "--faces", str(folder), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if line.startswith("faces from")]
+    assert len(said) == 1 and "40 faces" in said[0]
+    record = HaarDetectorModel.load(out).document["training"]["wild_faces"]
+    held = int(heldout_mask([f"cbcl/p{k % 20}" for k in range(40)]).sum())
+    assert record["train_faces"] == 40 - held and record["heldout_faces"] == held
+    assert "terms" in record
+    train_faces = json.loads(run_cli("train", "--no-bootstrap", "--rounds", "4", "--data",
+                                     str(small_cbcl), "--faces", str(folder), "--out",
+                                     str(tmp_path / "m2.json"), "--json").stdout)
+    alone = json.loads(run_cli("train", "--no-bootstrap", "--rounds", "4", "--data",
+                               str(small_cbcl), "--no-wild-faces", "--out",
+                               str(tmp_path / "m3.json"), "--json").stdout)
+    assert train_faces["train_windows"]["faces"] == alone["train_windows"]["faces"] + 40 - held
+    report = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder),
+                     "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["wild_faces"]["faces"] == held
+
+
+def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("FACEDETECT_FACES", None)
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--no-bootstrap",
+                             "--rounds", "2", "--data", str(small_cbcl), "--out",
+                             str(tmp_path / "m.json")], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "none found" in result.stderr and "./data/faces" in result.stderr
+
+
+def test_resume_after_the_faces_changed_is_refused(small_cbcl, cbcl_faces_folder, tmp_path,
+                                                   monkeypatch):
+    folder, _ = cbcl_faces_folder
+    data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)
+    original = AdaBoostDB._boost_once
+
+    def stop(self, *args):
+        if len(args[0].alphas) == 2:
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
+    config = TrainConfig(cost=(1, 10), rounds=5)
+    with pytest.raises(FacedetectError, match="interrupted"):
+        train_detector(config, data, faces=faces, out=tmp_path / "m.json", progress=False)
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
+    fewer = faces.subset(np.arange(len(faces)) > 0)
+    fewer.fingerprint = "0" * 64
+    with pytest.raises(FacedetectError, match="faces folder changed"):
+        train_detector(config, data, faces=fewer, out=tmp_path / "m.json", resume=True,
+                       progress=False)
+    resumed = train_detector(config, data, faces=faces, out=tmp_path / "m.json", resume=True,
+                             progress=False).model
+    whole = train_detector(config, data, faces=faces, out=tmp_path / "w.json",
+                           progress=False).model
+    assert resumed.alphas.tobytes() == whole.alphas.tobytes()
+
+
+def test_split_of_the_shared_faces_holds_out_about_a_tenth():
+    folder = SHARED / "faces"
+    if not (folder / "faces.csv").is_file():
+        pytest.skip("faces from the wild not available at ../shared/datasets/faces")
+    import csv
+    with open(folder / "faces.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    groups = [f"{r['source']}/{r['subject']}" if r["subject"] else r["file"] for r in rows]
+    held = heldout_mask(groups)
+    assert 0.08 < held.mean() < 0.12
+    faces = WildFaces([np.zeros((64, 64), np.uint8)] * 5, np.tile([22.0, 24, 42, 24], (5, 1)),
+                      ["a"] * 5, ["a"] * 5, [""] * 5, "", "")
+    assert len(split_wild_faces(faces, (19, 19), True, 1, 0).train) + len(
+        split_wild_faces(faces, (19, 19), True, 1, 0).heldout) == 5
+
+
+def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbcl,
+                                                                        cbcl_faces_folder):
+    from facedetect.pipeline.bootstrap import NegativeSet, skimage_negatives
+    from facedetect.pipeline.cascade import CascadeConfig
+    from facedetect.pipeline.cascade_train import _sample, cascade_samples, train_cascade
+    folder, _ = cbcl_faces_folder
+    data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)
+    config = TrainConfig(cost=(2, 1), jitter=0, mirror=True)
+    alone, with_faces = cascade_samples(data, config), cascade_samples(data, config, faces)
+    record = with_faces.wild_faces
+    assert len(with_faces.faces) == len(alone.faces) + record["train_faces"]
+    assert len(with_faces.held) == len(alone.held) + record["heldout_faces"]
+    sample = _sample(with_faces.faces, 60, seed=3)
+    assert len(sample) == 60 and np.array_equal(sample, _sample(with_faces.faces, 60, 3))
+    assert _sample(with_faces.faces, 10**6, 3) is with_faces.faces
+    images, names = skimage_negatives()
+    rules = CascadeConfig(stages=2, min_hit_rate=0.9, max_false_alarm_rate=0.5,
+                          max_stumps_per_stage=10, negatives_per_stage=100,
+                          positives_per_stage=100)
+    model = train_cascade(config, rules, data, faces=faces, progress=False,
+                          negatives=NegativeSet(images, [], "skimage", "skimage")).model
+    assert model.document["training"]["wild_faces"]["train_faces"] == record["train_faces"]
+    assert model.document["training"]["config"]["faces_sha256"] == faces.fingerprint
