@@ -42,12 +42,13 @@ def photo_windows(photo, step=3):
 
 @pytest.fixture(scope="module")
 def cascade(photo):
-    # Stage thresholds at the median stage sums of the photo's windows: every stage rejects.
+    # Stage thresholds at the median stage sums of the photo's windows: every stage rejects;
+    # the last at 2, where the boxes are windows of some support, not near-ties of noise.
     plain = HaarDetectorModel.load(default_model_path())
     scores = plain.running_scores(photo_windows(photo))
     first = np.median(scores[:, 9])
     second = np.median((scores[:, 49] - scores[:, 9])[scores[:, 9] > first])
-    return cascade_of(plain, [10, 40, 250], [first, second, 0.5])
+    return cascade_of(plain, [10, 40, 250], [first, second, 2.0])
 
 
 def test_stage_sums_restart_and_earlier_stages_reject(cascade, photo):
@@ -143,7 +144,7 @@ def test_detect_and_opencv_find_the_same_boxes(cascade, tmp_path):
     ours, theirs, matched = box_agreement(cascade, greys, params, tmp_path)
     assert ours > 10
     assert abs(ours - theirs) <= 0.1 * theirs
-    assert matched >= 0.85 * ours   # 0.91 measured (39 of 43; 28 identical)
+    assert matched >= 0.85 * ours   # 0.88 measured (95 of 108) on the shipped default model
 
 
 def test_the_shipped_cascade_agrees_with_opencv_per_window(cbcl, tmp_path):
