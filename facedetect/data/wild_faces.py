@@ -44,9 +44,11 @@ MIN_FACES = 10
 # The CBCL framing, fitted to the CBCL mean face (the faces folder's PROVENANCE.md).
 FRAMING = 1.75             # window side / eye distance
 EYE_LINE = 0.28            # eye line below the window's top edge / window side
-# A window may reach past its crop by this fraction of its side (filled by replicating
-# the border); Extended Yale B's crops are 1.7 eye distances wide, 3% short of 1.75.
-OUTSIDE_TOLERANCE = 0.05
+# A window may reach past its crop by this fraction of its side (filled by reflecting the
+# border, as CBCL's jittered copies are): Extended Yale B's crops are 1.70 eye distances
+# wide, and a window turned by 8 degrees and enlarged by 6% needs about 2.1 of them. At
+# 0.05, 982 of its 1,160 training faces were lost to the jitter; at 0.15, none.
+OUTSIDE_TOLERANCE = 0.15
 SHRINK_SLACK = 1.25
 HELDOUT_FRACTION = 0.1
 _HELDOUT_SALT = b"facedetect-wild-faces-heldout-v1"
@@ -330,7 +332,7 @@ def face_windows(faces: WildFaces, window: tuple[int, int], jitter=None, mirror=
             continue
         kept[k] = True
         out[k] = cv2.warpAffine(crop, matrix, (width, height), flags=cv2.INTER_LINEAR,
-                                borderMode=cv2.BORDER_REPLICATE)
+                                borderMode=cv2.BORDER_REFLECT_101)
         if mirror is not None and mirror[k]:
             out[k] = out[k, :, ::-1]
     return out[kept], kept
