@@ -198,12 +198,19 @@ def test_a_stretched_sample_is_warned_about(tmp_path):
     (["--stages", "2", "--window", "20x20"], "--window needs --positives"),
     (["--stages", "2", "--window", "4x4"], "window sides must be 8..256"),
     (["--stages", "2", "--positives", "/nonexistent"], "no such folder"),
+    (["--stages", "2", "--positives", "/nonexistent", "--data", "."], "two sources"),
+    (["--stages", "2", "--rounds", "5"], "--rounds is for one-stage training"),
+    (["--stages", "2", "--algorithm", "cs"], "--algorithm is for one-stage training"),
+    (["--stages", "2", "--exact"], "--exact is for one-stage training"),
+    (["--stages", "2", "--prior", "0.1"], "--prior is for one-stage training"),
+    (["--stages", "2", "--no-bootstrap"], "--no-bootstrap / --bootstrap-rounds is for"),
 ])
-def test_cascade_flags_are_checked_on_the_command_line(args, message, small_cbcl):
+def test_cascade_flags_are_checked_on_the_command_line(args, message, toy_cbcl_dir):
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "facedetect", "train-detector", "--data",
-                           str(small_cbcl), "--quiet", *args], capture_output=True, text=True)
+    data = [] if "--positives" in args else ["--data", str(toy_cbcl_dir)]
+    done = subprocess.run([sys.executable, "-m", "facedetect", "train-detector", *data,
+                           "--quiet", *args], capture_output=True, text=True)
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2

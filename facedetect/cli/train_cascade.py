@@ -61,6 +61,43 @@ def window_size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+# One-stage flags a cascade has no use for, with the value that means "not given" (the
+# train command's default): set otherwise, they are refused rather than silently ignored.
+ONE_STAGE_FLAGS = {
+    "--rounds": ("rounds", "DEFAULT_ROUNDS", "a stage ends by --max-stumps-per-stage and "
+                                "--max-false-alarm-rate"),
+    "--algorithm": ("algorithm", "db", "every stage is AdaBoostDB"),
+    "--selection": ("selection", "root", "every stage selects by the largest root"),
+    "--exact": ("exact", False, "stages train on compact features"),
+    "--prior": ("prior", None, "a cascade has no window operating point"),
+    "--calibration-split": ("calibration_split", 0.2, "a cascade has no window operating "
+                                                      "point"),
+    "--calibration": ("calibration", "sigmoid", "a cascade has no window operating point"),
+    "--threshold-rule": ("threshold_rule", "calibrated", "a cascade has no window operating "
+                                                         "point"),
+    "--no-bootstrap / --bootstrap-rounds": ("bootstrap_rounds", "DEFAULT_BOOTSTRAP_ROUNDS", "every stage after the "
+                                            "first mines its negatives"),
+    "--bootstrap-limit": ("bootstrap_limit", "DEFAULT_BOOTSTRAP_LIMIT", "see --negatives-per-stage"),
+    "--bootstrap-threshold": ("bootstrap_threshold", 0.0, "stages mine at their threshold"),
+    "--checkpoint-every": ("checkpoint_every", 10, "a cascade is checkpointed after every "
+                                                   "stage"),
+}
+
+
+def check_cascade_flags(args) -> None:
+    """Refuse one-stage flags set away from their defaults: a cascade would ignore them."""
+    from . import train_cmd   # the defaults' home (it imports this module)
+    for flag, (name, default, why) in ONE_STAGE_FLAGS.items():
+        if isinstance(default, str) and default.startswith("DEFAULT_"):
+            default = getattr(train_cmd, default)
+        if getattr(args, name, default) != default:
+            raise FacedetectError(f"{flag} is for one-stage training, and a cascade would "
+                                  f"ignore it ({why}): drop it, or drop --stages")
+    if args.data and (args.positives or args.positives_info):
+        raise FacedetectError("--data (CBCL) and --positives / --positives-info name two "
+                              "sources of positives: give one")
+
+
 def _samples(args, warn):
     """The positives asked for, else CBCL's faces and non-faces."""
     if args.positives and args.positives_info:
@@ -81,6 +118,7 @@ def run_cascade(args, config, out, options, warn, quiet: bool) -> int:
                             args.max_stumps_per_stage, args.target_false_alarm_rate,
                             args.negatives_per_stage, args.search_stage_cost)
     cascade.check()
+    check_cascade_flags(args)
     data = _samples(args, warn)
     negatives = NegativeSet.find(args.negatives, warn=warn)
     with exclusive_output(out):

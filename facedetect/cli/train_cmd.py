@@ -20,8 +20,9 @@ from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
 from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
 from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
-from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
-                     parse_cost, probability, standalone_main, writable_folder)
+from .common import (bounded_int, check_not_run_file, check_writable, created_folder,
+                     describe_operating_point, finite_float, parse_cost, probability,
+                     standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The detector recipe (train-detector with no flags); the measurements behind it are in
@@ -153,6 +154,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 def _out_path(args) -> Path:
     if args.out:
+        check_not_run_file(args.out, "--out")
         return check_writable(args.out, "--out")
     cp, cn = (f"{c:g}" for c in args.cost)
     kind = "cascade" if args.stages else "detector"
@@ -184,9 +186,7 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
                               "give one of them")
     if args.stages:
-        if not args.out:
-            writable_folder(DEFAULT_MODEL_DIR, "--out")
-        with _cluster(args, options):
+        with _model_folder(args), _cluster(args, options):
             return run_cascade(args, config, out, options, warn, quiet)
     if args.positives or args.positives_info or args.window:
         raise FacedetectError("--positives, --positives-info and --window train a cascade: "
@@ -199,13 +199,18 @@ def run(args: argparse.Namespace) -> int:
         negatives = NegativeSet.find(args.negatives, warn=warn)
     elif args.negatives:
         raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
-    if not args.out:   # created only now that the settings and the data are known good
-        writable_folder(DEFAULT_MODEL_DIR, "--out")
-    with exclusive_output(out), _cluster(args, options):
+    # The default folder is created only now that the settings and the data are known
+    # good, and removed again if training fails.
+    with _model_folder(args), exclusive_output(out), _cluster(args, options):
         result = train_detector(config, data, out=out, negatives=negatives,
                                 resume=args.resume, progress=not quiet, options=options)
     _report(args, out, config, result)
     return 0
+
+
+def _model_folder(args):
+    """The default model folder for the run (none needed with ``--out``)."""
+    return contextlib.nullcontext() if args.out else created_folder(DEFAULT_MODEL_DIR, "--out")
 
 
 @contextlib.contextmanager
