@@ -115,6 +115,16 @@ def finite_float(text: str) -> float:
     return value
 
 
+def scheduler(text: str) -> str:
+    """A Dask scheduler address (argparse type): ``tcp://HOST:PORT``, ``ws://HOST:PORT``
+    or ``HOST:PORT``."""
+    from ..training.cluster import scheduler_address   # Dask itself is not imported
+    try:
+        return scheduler_address(text)
+    except FacedetectError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--scheduler: ")) from None
+
+
 def probability(text: str) -> float:
     """A number strictly between 0 and 1 (argparse type)."""
     value = finite_float(text)

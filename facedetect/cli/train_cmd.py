@@ -22,7 +22,7 @@ from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
 from .common import (bounded_int, check_not_run_file, check_writable, created_folder,
                      describe_operating_point, finite_float, parse_cost, probability,
-                     standalone_main)
+                     scheduler, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The detector recipe (train-detector with no flags); the measurements behind it are in
@@ -145,7 +145,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--workers", type=bounded_int(1, max_shards(63960)), metavar="N",
                        help="compute and search the features on N local Dask worker "
                             "processes (pip install 'facedetect[distributed]'); same model")
-    group.add_argument("--scheduler", metavar="ADDRESS",
+    group.add_argument("--scheduler", metavar="ADDRESS", type=scheduler,
                        help="... or on the workers of the Dask scheduler at ADDRESS "
                             f"(refused after {CONNECT_TIMEOUT_S} s unreachable)")
     group.add_argument("--quiet", action="store_true", help="no progress output")

@@ -168,6 +168,14 @@ class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
 
 
 def _open(url: str, timeout: float):
+    if urllib.parse.urlsplit(url).scheme.lower() == "file":
+        # A pipe or a device would block the read, or never end: regular files only.
+        from ..files import check_regular_file
+        local = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+        try:
+            check_regular_file(local)
+        except IsADirectoryError:
+            raise FacedetectError(f"cannot read {url} (a folder)") from None
     try:
         return urllib.request.build_opener(_HttpRedirectsOnly).open(url, timeout=timeout)
     except urllib.error.HTTPError as error:
