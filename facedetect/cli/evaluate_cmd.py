@@ -23,7 +23,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="decision threshold: face where the score exceeds it (default: "
                              "the model's operating point; 0 is the raw boosted decision)")
     parser.add_argument("--roc-points", type=bounded_int(2, 1000), default=11,
-                        help="operating points to list (2..1000, default 11)")
+                        help="score quantiles to list as thresholds, 2..1000 (default 11); "
+                             "the list adds 'accept every window' and the raw 0, so it "
+                             "holds up to N+2 points")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
 

@@ -251,6 +251,9 @@ def _report(args, out, config: TrainConfig, result) -> None:
                   f"{detection['min_neighbors']}, "
                   f"{detection['false_alarms_per_megapixel']:.3g} false alarms per "
                   f"megapixel on {detection['source']}")
+        else:
+            print("no image operating point (no bootstrapping): detect will scan at the "
+                  "window threshold")
 
 
 def add_parser(subparsers) -> None:
