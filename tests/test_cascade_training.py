@@ -263,3 +263,14 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
     alone = trained[0].model.document
     assert spread.model.document["stumps"] == alone["stumps"]
     assert spread.model.document["stages"] == alone["stages"]
+
+
+def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults():
+    import argparse
+    from facedetect.cli.train_cascade import ONE_STAGE_FLAGS
+    from facedetect.cli.train_cmd import configure
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    defaults = vars(parser.parse_args([]))
+    for flag, (name, default, _) in ONE_STAGE_FLAGS.items():
+        assert defaults[name] == default, flag

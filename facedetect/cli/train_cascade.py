@@ -62,9 +62,10 @@ def window_size(text: str) -> tuple[int, int]:
 
 
 # One-stage flags a cascade has no use for, with the value that means "not given" (the
-# train command's default): set otherwise, they are refused rather than silently ignored.
+# train command's default; a test checks they agree): set otherwise, they are refused
+# rather than silently ignored.
 ONE_STAGE_FLAGS = {
-    "--rounds": ("rounds", "DEFAULT_ROUNDS", "a stage ends by --max-stumps-per-stage and "
+    "--rounds": ("rounds", 300, "a stage ends by --max-stumps-per-stage and "
                                 "--max-false-alarm-rate"),
     "--algorithm": ("algorithm", "db", "every stage is AdaBoostDB"),
     "--selection": ("selection", "root", "every stage selects by the largest root"),
@@ -75,9 +76,9 @@ ONE_STAGE_FLAGS = {
     "--calibration": ("calibration", "sigmoid", "a cascade has no window operating point"),
     "--threshold-rule": ("threshold_rule", "calibrated", "a cascade has no window operating "
                                                          "point"),
-    "--no-bootstrap / --bootstrap-rounds": ("bootstrap_rounds", "DEFAULT_BOOTSTRAP_ROUNDS", "every stage after the "
+    "--no-bootstrap / --bootstrap-rounds": ("bootstrap_rounds", 2, "every stage after the "
                                             "first mines its negatives"),
-    "--bootstrap-limit": ("bootstrap_limit", "DEFAULT_BOOTSTRAP_LIMIT", "see --negatives-per-stage"),
+    "--bootstrap-limit": ("bootstrap_limit", 4000, "see --negatives-per-stage"),
     "--bootstrap-threshold": ("bootstrap_threshold", 0.0, "stages mine at their threshold"),
     "--checkpoint-every": ("checkpoint_every", 10, "a cascade is checkpointed after every "
                                                    "stage"),
@@ -86,10 +87,7 @@ ONE_STAGE_FLAGS = {
 
 def check_cascade_flags(args) -> None:
     """Refuse one-stage flags set away from their defaults: a cascade would ignore them."""
-    from . import train_cmd   # the defaults' home (it imports this module)
     for flag, (name, default, why) in ONE_STAGE_FLAGS.items():
-        if isinstance(default, str) and default.startswith("DEFAULT_"):
-            default = getattr(train_cmd, default)
         if getattr(args, name, default) != default:
             raise FacedetectError(f"{flag} is for one-stage training, and a cascade would "
                                   f"ignore it ({why}): drop it, or drop --stages")
