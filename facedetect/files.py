@@ -8,6 +8,7 @@ file the package reads whole (models, checkpoints, annotations) goes through
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .errors import FacedetectError
@@ -36,7 +37,17 @@ def read_bounded(path, limit: int, what: str) -> bytes:
     """The bytes of the regular file ``path``, refused past ``limit`` bytes (``what``
     names the file's kind in the message)."""
     with open(check_regular_file(path), "rb") as handle:
-        data = handle.read(limit + 1)
+        # read(n) reserves n bytes up front: ask for what the file holds (and one byte
+        # more, to see it grew past the limit), never for the limit itself.
+        size = os.fstat(handle.fileno()).st_size
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = handle.read(min(limit + 1 - total, max(size - total, 0) + 1, 2 ** 26))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        data = b"".join(chunks)
     if len(data) > limit:
         raise FacedetectError(f"{path}: more than the {limit:,} bytes {what} may have")
     return data

@@ -22,3 +22,34 @@ def terminate_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def redelivered_interrupts():
+    """Within the block, a KeyboardInterrupt that C code swallowed is raised again.
+
+    numba's compiler calls back into Python through ctypes while it compiles or loads
+    cached machine code; an interrupt that lands in such a callback is only reported
+    ("Exception ignored ...") and the run goes on to the end. Here it is not reported:
+    the main thread is interrupted again a moment later, once it is back in Python.
+    """
+    import _thread
+    import sys
+    import threading
+
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type,
+                                                                KeyboardInterrupt):
+            timer = threading.Timer(0.01, _thread.interrupt_main)
+            timer.daemon = True
+            timer.start()
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous

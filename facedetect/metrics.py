@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import math
+
 import numpy as np
 
 
@@ -83,7 +85,18 @@ def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
     (0.09090909090909091, 0.5)
     """
     cp, cn = cost
-    return prior_positive * cp / (prior_positive * cp + (1 - prior_positive) * cn)
+    positive, negative = prior_positive * cp, (1 - prior_positive) * cn
+    if positive + negative > 0 and math.isfinite(positive + negative):
+        return positive / (positive + negative)
+    # Products that underflow (subnormal costs, a tiny prior) or overflow: the same
+    # ratio in the log domain, 1 / (1 + exp(log negative - log positive)).
+    if prior_positive <= 0 or cp <= 0:
+        return 0.0
+    if prior_positive >= 1 or cn <= 0:
+        return 1.0
+    log_ratio = (math.log1p(-prior_positive) + math.log(cn)
+                 - math.log(prior_positive) - math.log(cp))
+    return 1.0 / (1.0 + math.exp(min(log_ratio, 700.0)))
 
 
 def normalized_expected_cost(fn_rate, fp_rate, pcf):

@@ -65,6 +65,17 @@ def small_cbcl(tmp_path_factory, cbcl):
     return root
 
 
+@pytest.fixture(scope="session")
+def toy_cbcl_dir(tmp_path_factory) -> Path:
+    """A CBCL-shaped folder of :func:`make_toy_windows` (40 faces, 60 non-faces): for
+    command-line tests that need some data but not CBCL's, so they run without it."""
+    from facedetect.data import make_toy_windows
+    data = make_toy_windows()
+    root = tmp_path_factory.mktemp("cbcl_toy")
+    for image, name in zip(data.images, data.names):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(pgm_bytes(image))
+    return root
 
 
 def pgm_bytes(array: np.ndarray) -> bytes:

@@ -198,12 +198,19 @@ def test_a_stretched_sample_is_warned_about(tmp_path):
     (["--stages", "2", "--window", "20x20"], "--window needs --positives"),
     (["--stages", "2", "--window", "4x4"], "window sides must be 8..256"),
     (["--stages", "2", "--positives", "/nonexistent"], "no such folder"),
+    (["--stages", "2", "--positives", "/nonexistent", "--data", "."], "two sources"),
+    (["--stages", "2", "--rounds", "5"], "--rounds is for one-stage training"),
+    (["--stages", "2", "--algorithm", "cs"], "--algorithm is for one-stage training"),
+    (["--stages", "2", "--exact"], "--exact is for one-stage training"),
+    (["--stages", "2", "--prior", "0.1"], "--prior is for one-stage training"),
+    (["--stages", "2", "--no-bootstrap"], "--no-bootstrap / --bootstrap-rounds is for"),
 ])
-def test_cascade_flags_are_checked_on_the_command_line(args, message, small_cbcl):
+def test_cascade_flags_are_checked_on_the_command_line(args, message, toy_cbcl_dir):
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "facedetect", "train-detector", "--data",
-                           str(small_cbcl), "--quiet", *args], capture_output=True, text=True)
+    data = [] if "--positives" in args else ["--data", str(toy_cbcl_dir)]
+    done = subprocess.run([sys.executable, "-m", "facedetect", "train-detector", *data,
+                           "--quiet", *args], capture_output=True, text=True)
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2
@@ -256,3 +263,14 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
     alone = trained[0].model.document
     assert spread.model.document["stumps"] == alone["stumps"]
     assert spread.model.document["stages"] == alone["stages"]
+
+
+def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults():
+    import argparse
+    from facedetect.cli.train_cascade import ONE_STAGE_FLAGS
+    from facedetect.cli.train_cmd import configure
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    defaults = vars(parser.parse_args([]))
+    for flag, (name, default, _) in ONE_STAGE_FLAGS.items():
+        assert defaults[name] == default, flag

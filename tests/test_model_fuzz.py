@@ -75,7 +75,7 @@ def test_mutated_model_loads_and_works_or_is_refused_cleanly(tmp_path_factory,
     if resealed:
         document.pop("sha256", None)
         reseal(document)
-    path = tmp_path_factory.mktemp("fuzz") / "m.json"
+    path = _scratch(tmp_path_factory) / "m.json"   # one file, rewritten: no 600 folders
     path.write_text(json.dumps(document))
     try:
         model = HaarDetectorModel.load(path)
@@ -90,3 +90,87 @@ def test_mutated_model_loads_and_works_or_is_refused_cleanly(tmp_path_factory,
     params = DetectionParams(**{**params.__dict__, "min_size": max(params.min_size, 19)})
     found = detect_faces(GREY, model, params)
     assert np.isfinite(found.scores).all()
+
+
+_SCRATCH = {}
+
+
+def _scratch(tmp_path_factory) -> Path:
+    if "path" not in _SCRATCH:
+        _SCRATCH["path"] = tmp_path_factory.mktemp("fuzz")
+    return _SCRATCH["path"]
+
+
+CASCADE = SHIPPED.parent / "cascade.json"
+
+
+@pytest.fixture(scope="module")
+def cascade_checkpoint():
+    """The shipped cascade cut to its first three stages: a cascade checkpoint as
+    ``train-detector --stages`` writes it (the model file of the finished stages)."""
+    document = json.loads(CASCADE.read_text())
+    stages = document["stages"][:3]
+    count = sum(stage["stumps"] for stage in stages)
+    document["stages"] = stages
+    document["stumps"] = document["stumps"][:count]
+    for name in ("rects", "pool_index"):
+        if name in document["features"]:
+            document["features"][name] = document["features"][name][:count]
+    document["features"].pop("rejection", None)
+    document["training"]["cascade_stages"] = document["training"]["cascade_stages"][:3]
+    document.pop("operating_point", None)
+    return reseal(document)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), resealed=st.booleans())
+def test_mutated_cascade_checkpoint_resumes_or_is_refused_cleanly(tmp_path_factory,
+                                                                  cascade_checkpoint, data,
+                                                                  resealed):
+    """A cascade checkpoint edited anywhere (with its checksum recomputed or not) gives
+    stages and records that resuming can use, or one clean error; never a KeyError,
+    IndexError or TypeError."""
+    from facedetect.pipeline.cascade import CascadeConfig
+    from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
+    from facedetect.pipeline.cascade_train import _stop_reason
+    original = cascade_checkpoint
+    document = copy.deepcopy(original)
+    _mutate(document, data)
+    if resealed:
+        document.pop("sha256", None)
+        reseal(document)
+    path = _scratch(tmp_path_factory) / "c.json.checkpoint.json"
+    path.write_text(json.dumps(document))
+    run_config = original["training"]["config"]
+    try:
+        stages, records = load_cascade_checkpoint(path, run_config, original["n_features"])
+    except FacedetectError as error:
+        assert "\n" not in str(error)
+        return
+    assert resealed or document == original, "a changed checkpoint passed the checksum"
+    assert len(stages) == len(records) >= 1
+    assert sum(len(stumps) for stumps, _ in stages) == len(document["stumps"])
+    _stop_reason(CascadeConfig(stages=20), records)      # what resuming reads first
+    for record in records:                               # and what the report prints
+        f"{record['stage']:2d} {record['stumps']:4d} {record['cost'][0]:g} " \
+            f"{record['held_out_hit_rate']:.4f} {record['false_alarm_rate']:.3f} " \
+            f"{record['seconds']:.0f} {record['mining_seconds']:.0f} " \
+            f"{record['peak_rss_gib']:.2f}"
+
+
+def test_a_missing_cascade_checkpoint_is_refused(tmp_path, cascade_checkpoint):
+    from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
+    with pytest.raises(FacedetectError, match="no checkpoint to resume from"):
+        load_cascade_checkpoint(tmp_path / "none.json", {}, 1)
+
+
+def test_an_untouched_cascade_checkpoint_resumes(tmp_path, cascade_checkpoint):
+    """The fuzz test's starting point loads: it is not refused whatever it holds."""
+    from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
+    path = tmp_path / "c.json.checkpoint.json"
+    path.write_text(json.dumps(cascade_checkpoint))
+    stages, records = load_cascade_checkpoint(path, cascade_checkpoint["training"]["config"],
+                                              cascade_checkpoint["n_features"])
+    assert [len(stumps) for stumps, _ in stages] == [r["stumps"] for r in records]
+    assert len(stages) == 3

@@ -246,10 +246,10 @@ def cli(*arguments, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_an_unreachable_scheduler_is_one_line_within_the_timeout(tmp_path):
+def test_an_unreachable_scheduler_is_one_line_within_the_timeout(tmp_path, toy_cbcl_dir):
     start = time.perf_counter()
     done = cli("--scheduler", "tcp://127.0.0.1:9", "--rounds", "2", "--no-bootstrap",
-               "--out", str(tmp_path / "m.json"))
+               "--data", str(toy_cbcl_dir), "--out", str(tmp_path / "m.json"))
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in lines[0]

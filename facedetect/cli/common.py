@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -12,7 +13,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import FacedetectError, InterruptedRun
-from ..interrupts import terminate_as_interrupt
+from ..interrupts import redelivered_interrupts, terminate_as_interrupt
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -31,7 +32,7 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
     command's own name (``train-detector: error: ...``), and a non-zero exit."""
     args.prog = prog
     try:
-        with warnings.catch_warnings(), terminate_as_interrupt():
+        with warnings.catch_warnings(), terminate_as_interrupt(), redelivered_interrupts():
             warnings.showwarning = _one_line_warning(prog)
             return int(function(args) or 0)
     except InterruptedRun as error:
@@ -114,6 +115,16 @@ def finite_float(text: str) -> float:
     return value
 
 
+def scheduler(text: str) -> str:
+    """A Dask scheduler address (argparse type): ``tcp://HOST:PORT``, ``ws://HOST:PORT``
+    or ``HOST:PORT``."""
+    from ..training.cluster import scheduler_address   # Dask itself is not imported
+    try:
+        return scheduler_address(text)
+    except FacedetectError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--scheduler: ")) from None
+
+
 def probability(text: str) -> float:
     """A number strictly between 0 and 1 (argparse type)."""
     value = finite_float(text)
@@ -160,6 +171,38 @@ def writable_folder(path, flag: str) -> Path:
                               f"({error.strerror or error})") from None
     _probe_folder(path, flag, path)
     return path
+
+
+# Files a training run keeps beside its output: another run's --out must not be one.
+RUN_FILE_SUFFIXES = (".lock", ".checkpoint.json", ".checkpoint.json.npz")
+
+
+def check_not_run_file(path, flag: str) -> None:
+    """Refuse an output named like a run's lock or checkpoint (``m.json.lock``): writing a
+    model there would break the run that owns it, or be taken for its state."""
+    name = str(path)
+    for suffix in RUN_FILE_SUFFIXES:
+        if name.endswith(suffix):
+            raise FacedetectError(f"{flag}: {name!r} is named like a training run's "
+                                  f"{suffix} file; choose another name")
+
+
+@contextlib.contextmanager
+def created_folder(path, flag: str):
+    """:func:`writable_folder` for the block; the folders it created are removed again
+    if the block fails and leaves them empty (nothing left behind by a failed run)."""
+    path = Path(path)
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    writable_folder(path, flag)
+    try:
+        yield path
+    except BaseException:
+        for folder in missing:          # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break                   # not empty, or not ours to remove
+        raise
 
 
 def describe_operating_point(point: dict | None) -> str:

@@ -111,7 +111,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         default=DEFAULT_MAX_PIXELS, metavar="N",
                         help="refuse images above N pixels before decoding them "
                              f"(default {DEFAULT_MAX_PIXELS:,})")
-    parser.add_argument("--json", action="store_true", help="print detections as JSON")
+    parser.add_argument("--json", action="store_true",
+                        help="print detections as JSON: boxes to 0.1 pixel (the text output "
+                             "rounds them to whole pixels)")
     parser.set_defaults(func=run)
 
 
@@ -149,6 +151,11 @@ def run(args: argparse.Namespace) -> int:
     wait_passively()   # scanning beside other work: see facedetect.threads
     model = load_detector(args.model)
     params = params_from(args, model)
+    if model.detection is None and args.threshold is None:
+        import warnings
+        warnings.warn("this model has no image operating point (trained with --no-bootstrap "
+                      f"or without negative pictures): scanning at its window threshold "
+                      f"{params.threshold:g}; --threshold sets another")
     scanner = scanner_for(model, params, pruning=not args.exact)
     files = expand_inputs(args.images)
     if not files:

@@ -25,7 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="decision threshold: face where the score exceeds it (default: "
                              "the model's operating point; 0 is the raw boosted decision)")
     parser.add_argument("--roc-points", type=bounded_int(2, 1000), default=11,
-                        help="operating points to list (2..1000, default 11)")
+                        help="score quantiles to list as thresholds, 2..1000 (default 11); "
+                             "the list adds 'accept every window' and the raw 0, so it "
+                             "holds up to N+2 points")
     parser.add_argument("--faces", metavar="DIR",
                         help="faces from the wild (a folder with faces.csv): recall on their "
                              "fixed held-out part too (default: $FACEDETECT_FACES, "

@@ -32,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
                                        parser_class=OneLineErrorParser)
     for module in COMMAND_MODULES:
         module.add_parser(subparsers)
+    for action in subparsers._choices_actions:   # every command's --help opens with a line
+        command = subparsers.choices[action.dest]
+        if command.description is None and action.help:
+            command.description = action.help[0].upper() + action.help[1:] + "."
     return parser
 
 

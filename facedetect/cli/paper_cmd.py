@@ -24,14 +24,16 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--costs", type=parse_costs,
                         help="'paper' (the 19 costs) or e.g. '1,10;1,1;10,1'")
     parser.add_argument("--rounds", type=int, help="boosting rounds (full 50, quick 10)")
-    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--folds", type=int, default=3, help="cross-validation folds "
+                                                                "(default 3)")
     parser.add_argument("--repeats", type=int, help="timing repeats per model (full 3, quick 1)")
     parser.add_argument("--methods", default=",".join(METHODS),
                         help="comma-separated subset of " + ", ".join(METHODS))
     parser.add_argument("--jobs", type=int, default=1,
                         help="data sets trained at once, one process and one core each")
-    parser.add_argument("--out-dir", default="results/paper")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--out-dir", default="results/paper",
+                        help="folder for the tables and pictures (default results/paper)")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.set_defaults(func=run)
 
 

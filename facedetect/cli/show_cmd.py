@@ -11,12 +11,14 @@ from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..plots import draw_haar_features
 from .common import check_writable
+from .detect_cmd import load_detector
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("show", help="draw a model's first Haar features on the "
                                                 "mean CBCL face")
-    parser.add_argument("model", help="model file")
+    parser.add_argument("model", help="model file, or 'default' or 'cascade' for a shipped "
+                                      "one")
     parser.add_argument("--out", default="features.png", help="PNG to write (features.png)")
     parser.add_argument("--count", type=int, default=10, help="features to draw (default 10)")
     parser.add_argument("--data", help="CBCL data for the mean face (a grey gradient if absent)")
@@ -25,7 +27,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_writable(args.out, "--out")
-    model = HaarDetectorModel.load(args.model)
+    model = load_detector(args.model)
     if args.count < 1:
         raise FacedetectError("--count must be at least 1")
     width, height = model.window

@@ -43,11 +43,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--costs", type=parse_costs, default=list(PAPER_COSTS),
                         help="'paper' (the 19 paper costs, default) or e.g. '1,10;1,1;10,1'")
     parser.add_argument("--folds", type=int, default=3, help="cross-validation folds (default 3)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--selection", choices=("root", "loss"), default="root")
+    parser.add_argument("--seed", type=int, default=0, help="fold seed (default 0)")
+    parser.add_argument("--selection", choices=("root", "loss"), default="root",
+                        help="AdaBoostDB's rule: largest root (paper, default) or smallest "
+                             "loss")
     parser.add_argument("--out-dir", default="results/sweep",
                         help="where the tables and the picture go (default results/sweep)")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.set_defaults(func=run)
 
 

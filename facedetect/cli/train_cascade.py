@@ -64,6 +64,43 @@ def window_size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+# One-stage flags a cascade has no use for, with the value that means "not given" (the
+# train command's default; a test checks they agree): set otherwise, they are refused
+# rather than silently ignored.
+ONE_STAGE_FLAGS = {
+    "--rounds": ("rounds", 300, "a stage ends by --max-stumps-per-stage and "
+                                "--max-false-alarm-rate"),
+    "--algorithm": ("algorithm", "db", "every stage is AdaBoostDB"),
+    "--selection": ("selection", "root", "every stage selects by the largest root"),
+    "--exact": ("exact", False, "stages train on compact features"),
+    "--prior": ("prior", None, "a cascade has no window operating point"),
+    "--calibration-split": ("calibration_split", 0.2, "a cascade has no window operating "
+                                                      "point"),
+    "--calibration": ("calibration", "sigmoid", "a cascade has no window operating point"),
+    "--threshold-rule": ("threshold_rule", "calibrated", "a cascade has no window operating "
+                                                         "point"),
+    "--no-bootstrap / --bootstrap-rounds": ("bootstrap_rounds", 2, "every stage after the "
+                                            "first mines its negatives"),
+    "--bootstrap-limit": ("bootstrap_limit", 4000, "see --negatives-per-stage"),
+    "--bootstrap-threshold": ("bootstrap_threshold", 0.0, "stages mine at their threshold"),
+    "--checkpoint-every": ("checkpoint_every", 10, "a cascade is checkpointed after every "
+                                                   "stage"),
+    "--stage-rounds": ("stage_rounds", 100, "a stage ends by --max-stumps-per-stage and "
+                                            "--max-false-alarm-rate"),
+}
+
+
+def check_cascade_flags(args) -> None:
+    """Refuse one-stage flags set away from their defaults: a cascade would ignore them."""
+    for flag, (name, default, why) in ONE_STAGE_FLAGS.items():
+        if getattr(args, name, default) != default:
+            raise FacedetectError(f"{flag} is for one-stage training, and a cascade would "
+                                  f"ignore it ({why}): drop it, or drop --stages")
+    if args.data and (args.positives or args.positives_info):
+        raise FacedetectError("--data (CBCL) and --positives / --positives-info name two "
+                              "sources of positives: give one")
+
+
 def _samples(args, warn):
     """The positives asked for, else CBCL's faces and non-faces."""
     if args.positives and args.positives_info:
@@ -85,6 +122,7 @@ def run_cascade(args, config, out, options, warn, quiet: bool, wild_faces) -> in
                             args.negatives_per_stage, args.search_stage_cost,
                             args.positives_per_stage)
     cascade.check()
+    check_cascade_flags(args)
     data = _samples(args, warn)
     if (args.positives or args.positives_info) and args.faces:
         raise FacedetectError("--faces adds faces to CBCL's; --positives and "

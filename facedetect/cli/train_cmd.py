@@ -21,8 +21,9 @@ from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
 from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
 from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
-from .common import (bounded_int, check_writable, describe_operating_point, finite_float,
-                     parse_cost, probability, standalone_main, writable_folder)
+from .common import (bounded_int, check_not_run_file, check_writable, created_folder,
+                     describe_operating_point, finite_float, parse_cost, probability,
+                     scheduler, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The detector recipe (train-detector with no flags); the measurements behind it are in
@@ -157,7 +158,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--workers", type=bounded_int(1, max_shards(63960)), metavar="N",
                        help="compute and search the features on N local Dask worker "
                             "processes (pip install 'facedetect[distributed]'); same model")
-    group.add_argument("--scheduler", metavar="ADDRESS",
+    group.add_argument("--scheduler", metavar="ADDRESS", type=scheduler,
                        help="... or on the workers of the Dask scheduler at ADDRESS "
                             f"(refused after {CONNECT_TIMEOUT_S} s unreachable)")
     group.add_argument("--quiet", action="store_true", help="no progress output")
@@ -166,6 +167,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 def _out_path(args) -> Path:
     if args.out:
+        check_not_run_file(args.out, "--out")
         return check_writable(args.out, "--out")
     cp, cn = (f"{c:g}" for c in args.cost)
     kind = "cascade" if args.stages else "detector"
@@ -198,9 +200,7 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
                               "give one of them")
     if args.stages:
-        if not args.out:
-            writable_folder(DEFAULT_MODEL_DIR, "--out")
-        with _cluster(args, options):
+        with _model_folder(args), _cluster(args, options):
             return run_cascade(args, config, out, options, warn, quiet,
                                lambda: _wild_faces(args, log, warn))
     if args.positives or args.positives_info or args.window:
@@ -215,9 +215,9 @@ def run(args: argparse.Namespace) -> int:
         negatives = NegativeSet.find(args.negatives, warn=warn)
     elif args.negatives:
         raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
-    if not args.out:   # created only now that the settings and the data are known good
-        writable_folder(DEFAULT_MODEL_DIR, "--out")
-    with exclusive_output(out), _cluster(args, options):
+    # The default folder is created only now that the settings and the data are known
+    # good, and removed again if training fails.
+    with _model_folder(args), exclusive_output(out), _cluster(args, options):
         result = train_detector(config, data, out=out, negatives=negatives, faces=faces,
                                 resume=args.resume, progress=not quiet, options=options)
     _report(args, out, config, result)
@@ -241,6 +241,11 @@ def _wild_faces(args, log, warn):
     log(f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held out) "
         "join CBCL's faces; --no-wild-faces trains on CBCL's only")
     return faces
+
+
+def _model_folder(args):
+    """The default model folder for the run (none needed with ``--out``)."""
+    return contextlib.nullcontext() if args.out else created_folder(DEFAULT_MODEL_DIR, "--out")
 
 
 @contextlib.contextmanager
@@ -281,6 +286,9 @@ def _report(args, out, config: TrainConfig, result) -> None:
                   f"{detection['min_neighbors']}, "
                   f"{detection['false_alarms_per_megapixel']:.3g} false alarms per "
                   f"megapixel on {detection['source']}")
+        else:
+            print("no image operating point (no bootstrapping): detect will scan at the "
+                  "window threshold")
 
 
 def add_parser(subparsers) -> None:

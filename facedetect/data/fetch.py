@@ -70,6 +70,7 @@ def check_url(url: str) -> None:
     if scheme not in SCHEMES:
         raise FacedetectError(f"{url}: unsupported URL scheme {scheme or '(none)'!r}; use "
                               f"{', '.join(SCHEMES)} (file:// for a local copy)")
+    _check_local_source(url)
 
 
 def fetch_cbcl(url: str = DEFAULT_URL, dest: str | Path | None = None, *,
@@ -167,7 +168,20 @@ class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+def _check_local_source(url: str) -> None:
+    """A file:// source is a regular file: a pipe or a device would block the read, or
+    never end."""
+    if urllib.parse.urlsplit(url).scheme.lower() != "file":
+        return
+    from ..files import check_regular_file
+    try:
+        check_regular_file(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
+    except IsADirectoryError:
+        raise FacedetectError(f"cannot read {url} (a folder)") from None
+
+
 def _open(url: str, timeout: float):
+    _check_local_source(url)
     try:
         return urllib.request.build_opener(_HttpRedirectsOnly).open(url, timeout=timeout)
     except urllib.error.HTTPError as error:

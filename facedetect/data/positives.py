@@ -26,7 +26,13 @@ from .negatives import IMAGE_SUFFIXES
 
 ASPECT_TOLERANCE = 0.2
 MAX_INFO_BYTES = 64 << 20
-MAX_SAMPLES = 1_000_000
+# Far beyond opencv_traincascade's usual thousands; refused before any image is read.
+MAX_SAMPLES = 100_000
+# Haar features a window may have: 36x36 has 816,264 (24x24 162,336), 200x200 769 million,
+# which no training could hold.
+MAX_POOL_FEATURES = 1_000_000
+# The five feature types' base sizes (width, height), as :mod:`facedetect.haar` has them.
+_BASE_SIZES = ((2, 1), (1, 2), (3, 1), (1, 3), (2, 2))
 
 
 @dataclass
@@ -52,7 +58,25 @@ def parse_window(text: str) -> tuple[int, int]:
         raise FacedetectError(f"window must be WIDTHxHEIGHT, got {text!r}") from None
     if not (8 <= width <= 256 and 8 <= height <= 256):
         raise FacedetectError(f"window sides must be 8..256 pixels, got {text!r}")
+    if pool_size(width, height) > MAX_POOL_FEATURES:
+        raise FacedetectError(f"a {width}x{height} window has {pool_size(width, height):,} "
+                              f"Haar features, more than the {MAX_POOL_FEATURES:,} training "
+                              "can hold: choose a smaller window (24x24 has 162,336)")
     return width, height
+
+
+def pool_size(width: int, height: int) -> int:
+    """The number of Haar features of a window, counted without building them.
+
+    Examples
+    --------
+    >>> pool_size(19, 19), pool_size(24, 24)
+    (63960, 162336)
+    """
+    return sum((width - w + 1) * (height - h + 1)
+               for base_w, base_h in _BASE_SIZES
+               for w in range(base_w, width + 1, base_w)
+               for h in range(base_h, height + 1, base_h))
 
 
 def _resized(sample: np.ndarray, window, label: str, warn) -> np.ndarray:
@@ -83,7 +107,8 @@ def load_positive_folder(folder, window, warn=None) -> PositiveSet:
     if not folder.is_dir():
         raise FacedetectError(f"{folder}: no such folder of positive samples")
     paths = sorted(p for p in folder.iterdir()
-                   if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)[:MAX_SAMPLES]
+                   if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    _check_count(len(paths), folder)
     if not paths:
         raise FacedetectError(f"{folder}: no images ({', '.join(IMAGE_SUFFIXES)})")
     images = [_resized(read_grey(p), window, str(p), warn) for p in paths]
@@ -111,11 +136,12 @@ def load_positives_info(path, window, warn=None) -> PositiveSet:
     except UnicodeDecodeError as error:
         raise FacedetectError(f"{path}: not a UTF-8 text file ({error.reason} at byte "
                               f"{error.start})") from None
+    entries = [(number, *_info_line(line, number, path))
+               for number, line in enumerate(text.splitlines(), 1)
+               if line.strip() and not line.lstrip().startswith("#")]
+    _check_count(sum(len(boxes) for _, _, boxes in entries), path)
     images, names = [], []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        image_path, boxes = _info_line(line, number, path)
+    for number, image_path, boxes in entries:
         picture = read_grey(path.parent / image_path)
         for k, (x, y, w, h) in enumerate(boxes):
             if x + w > picture.shape[1] or y + h > picture.shape[0]:
@@ -128,6 +154,12 @@ def load_positives_info(path, window, warn=None) -> PositiveSet:
     if not images:
         raise FacedetectError(f"{path}: no samples")
     return PositiveSet(np.stack(images), names, str(path))
+
+
+def _check_count(count: int, where) -> None:
+    if count > MAX_SAMPLES:
+        raise FacedetectError(f"{where}: {count:,} positive samples, more than the "
+                              f"{MAX_SAMPLES:,} a cascade takes; use a subset")
 
 
 def _info_line(line: str, number: int, path: Path):

@@ -7,6 +7,7 @@ its stumps use, so scoring a window computes a few hundred rectangle sums instea
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,19 +54,24 @@ class HaarDetectorModel:
     def n_stumps(self) -> int:
         return len(self.alphas)
 
-    @property
+    @functools.cached_property
     def stages(self) -> list[tuple[int, float]] | None:
         """An attentional cascade's ``(stumps, threshold)`` per stage, or None for a
         one-stage detector. A window passes a stage when the sum of that stage's stumps
-        exceeds its threshold, and is a detection when it passes them all."""
+        exceeds its threshold, and is a detection when it passes them all. Read once: a
+        loop over 100,000 stages that asked for it again each time took hours."""
         found = self.document.get("stages")
         return None if not found else [(int(st["stumps"]), float(st["threshold"]))
                                        for st in found]
 
-    def stage_ends(self) -> np.ndarray:
-        """Index of the last stump of every stage (one stage: the last stump)."""
+    @functools.cached_property
+    def _stage_ends(self) -> np.ndarray:
         counts = [n for n, _ in self.stages] if self.stages else [self.n_stumps]
         return np.cumsum(counts) - 1
+
+    def stage_ends(self) -> np.ndarray:
+        """Index of the last stump of every stage (one stage: the last stump)."""
+        return self._stage_ends
 
     @property
     def rejection(self):

@@ -118,7 +118,9 @@ def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
     1.5
     """
     ordered = np.sort(scores)
-    rejectable = int(math.floor((1.0 - min_hit_rate) * len(ordered) + 1e-9))
+    # At least one score passes, whatever the rate: a rate of 1e-300 rounds 1 - rate to 1.
+    rejectable = min(int(math.floor((1.0 - min_hit_rate) * len(ordered) + 1e-9)),
+                     len(ordered) - 1)
     lowest = ordered[rejectable]
     below = ordered[ordered < lowest]
     # With nothing below, half a unit under: as far from the sums as their own spacing.

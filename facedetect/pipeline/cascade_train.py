@@ -23,8 +23,9 @@ from ..data.positives import PositiveSet
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun
 from ..haar import haar_feature_pool
-from ..model_file import load_document, reseal
+from ..model_file import reseal
 from .bootstrap import NegativeSet
+from .cascade_checkpoint import load_cascade_checkpoint
 from .cascade import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
 from .config import TrainConfig, check_config, check_data, split_indices, training_windows
@@ -79,7 +80,12 @@ def cascade_samples(data, config: TrainConfig, wild_faces=None) -> CascadeSample
         fingerprint, source = data.fingerprint(), str(data.source)
     if len(held) == 0:
         raise FacedetectError("a cascade sets its stage thresholds on held-out positives: "
-                              "holdout must be above 0")
+                              f"holdout {config.holdout:g} holds out none of the "
+                              f"{len(train) + len(held)} positives; raise it")
+    if len(train) == 0:
+        raise FacedetectError(f"holdout {config.holdout:g} holds out all {len(held)} "
+                              "positives and leaves none to train the stages on: lower "
+                              "holdout, or add positives")
     ones = np.ones(len(images), np.int8)
     faces, _ = training_windows(images[train], ones[train], config.mirror, config.jitter,
                                 config.seed)
@@ -151,7 +157,10 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
                       run_config, checkpoint,
                       FeatureSource(memory, client=options.client, shards=options.shards),
                       progress, options)
-    stages, records = _resumed(checkpoint, run_config) if resume else ([], [])
+    if resume and checkpoint is None:
+        raise FacedetectError("resume needs a checkpoint: give out (or options.checkpoint)")
+    stages, records = (load_cascade_checkpoint(checkpoint, run_config, len(run.pool))
+                       if resume else ([], []))
     model, reason = _grow(run, stages, records)
     model = _finished(model, reason, time.perf_counter() - start)
     if out is not None:
@@ -166,7 +175,10 @@ def _grow(run: _CascadeRun, stages: list, records: list):
     """Add stages until a stopping rule holds; ``(model, the reason it stopped)``."""
     cascade, samples = run.cascade, run.samples
     faces, held, known = samples.faces, samples.held, samples.negatives
-    count = cascade.negatives_per_stage or min(len(faces), DEFAULT_NEGATIVES)
+    # As many negatives as faces, within bounds: a stage measures its false-alarm rate
+    # on at least MIN_NEGATIVES, however few the faces.
+    count = cascade.negatives_per_stage or max(MIN_NEGATIVES,
+                                               min(len(faces), DEFAULT_NEGATIVES))
     warn = run.options.warn or (lambda line: print(line, file=sys.stderr))
     model = run.model(stages, records) if stages else None
     if model is not None:   # resumed: the windows the stages so far accept
@@ -251,6 +263,9 @@ def _check_hit_rate(n_faces: int, hit_rate: float) -> None:
         raise FacedetectError(f"{n_faces} held-out positives cannot measure a hit rate of "
                               f"{hit_rate} (at least {_needed(hit_rate)} are needed): raise "
                               "holdout or lower min_hit_rate")
+    if math.floor(hit_rate * n_faces + 1e-9) < 1:
+        raise FacedetectError(f"a hit rate of {hit_rate:g} keeps no held-out positive of "
+                              f"{n_faces}: raise min_hit_rate to at least {1 / n_faces:.3g}")
 
 
 def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples):
@@ -272,22 +287,6 @@ def _finished(model, reason: str, seconds: float):
     document = copy.deepcopy(model.document)
     document["training"].update(stop_reason=reason, seconds=round(seconds, 2))
     return HaarDetectorModel.from_document(reseal(document))
-
-
-def _resumed(checkpoint, run_config):
-    """The stages of a checkpointed cascade, if it was trained with these settings."""
-    if checkpoint is None or not Path(checkpoint).exists():
-        return [], []
-    document = load_document(checkpoint)
-    if document.get("training", {}).get("config") != run_config:
-        raise FacedetectError(f"{checkpoint}: the checkpoint was written with other settings "
-                              "or data; train again without --resume")
-    stages, begin = [], 0
-    for stage in document["stages"]:
-        stages.append((document["stumps"][begin:begin + stage["stumps"]],
-                       float(stage["threshold"])))
-        begin += stage["stumps"]
-    return stages, list(document["training"]["cascade_stages"])
 
 
 def _interrupted(checkpoint, stage: int):

@@ -134,12 +134,17 @@ def calibration_indices(labels, train, config: TrainConfig):
         return train, np.array([], dtype=np.intp)
     fit, calibration = stratified_holdout(labels[train], config.calibration_split,
                                           seed=config.seed + 1)
-    held = labels[train[calibration]]
-    if (held == 1).all() or (held != 1).all():  # checked before any training is spent
-        raise FacedetectError(
-            f"the calibration split holds one class only ({int((held == 1).sum())} faces, "
-            f"{int((held != 1).sum())} non-faces of {len(train)} training windows): use more "
-            "data, a larger calibration_split, or calibration_split 0 for the raw threshold")
+    # Checked before any training is spent: each part needs both classes.
+    for part, name, change in ((calibration, "calibration", "a larger calibration_split"),
+                               (fit, "boosting", "a smaller calibration_split or holdout")):
+        held = labels[train[part]]
+        if len(held) < 2 or (held == 1).all() or (held != 1).all():
+            raise FacedetectError(
+                f"calibration_split {config.calibration_split:g} leaves the {name} part "
+                f"{int((held == 1).sum())} faces and {int((held != 1).sum())} non-faces of "
+                f"{len(train)} training windows, and it needs both: use more data, "
+                f"{change}, or calibration_split 0 for the "
+                "raw threshold")
     return train[fit], train[calibration]
 
 

@@ -48,6 +48,10 @@ def quantile_bins(values_t: np.ndarray, out: np.ndarray | None = None):
     ([[2, 0, 1, 0]], [1.0, 2.0])
     """
     values_t = np.ascontiguousarray(values_t, dtype=np.float32)
+    if values_t.ndim != 2 or values_t.shape[1] == 0:
+        # The kernel runs without bounds checks: an empty row would be read past its end.
+        raise ValueError(f"quantile_bins needs (features, samples) values with at least one "
+                         f"sample, got shape {values_t.shape}")
     n_features = values_t.shape[0]
     if out is None:
         out = np.empty(values_t.shape, dtype=np.uint8)

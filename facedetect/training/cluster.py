@@ -26,6 +26,8 @@ def connect(workers: int | None = None, scheduler: str | None = None,
         raise FacedetectError("training on workers needs Dask: pip install "
                               "'facedetect[distributed]'") from None
     if scheduler is not None:
+        scheduler = scheduler_address(scheduler)
+        handshake(scheduler, timeout)
         try:
             client = Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as error:
@@ -37,7 +39,10 @@ def connect(workers: int | None = None, scheduler: str | None = None,
         threads = max(1, (os.cpu_count() or 1) // workers)
         # No work stealing: a shard's search belongs where the shard is; moving one (a
         # gigabyte) to balance a fraction of a second's work would double its memory.
-        with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        # A task no worker can run for a minute (the only worker killed, and its nanny
+        # with it) fails instead of waiting for ever: the run stops with its checkpoint.
+        with dask.config.set({"distributed.scheduler.work-stealing": False,
+                              "distributed.scheduler.no-workers-timeout": "60s"}):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                    dashboard_address="127.0.0.1:0",
                                    silence_logs=logging.ERROR,
@@ -58,6 +63,94 @@ def connect(workers: int | None = None, scheduler: str | None = None,
         disconnect(client)
         raise
     return client
+
+
+# Address kinds that work without settings this command cannot take: tls:// needs
+# certificates (a Security object), ucx:// the UCX library, inproc:// one process.
+SCHEMES = ("tcp", "ws")
+
+
+def scheduler_address(text: str) -> str:
+    """``text`` as ``scheme://host:port`` (a bare ``host:port`` is TCP), or one line saying
+    what is wrong with it.
+
+    Examples
+    --------
+    >>> scheduler_address("127.0.0.1:8786")
+    'tcp://127.0.0.1:8786'
+    >>> scheduler_address("tls://10.0.0.1:8786")
+    Traceback (most recent call last):
+    ...
+    facedetect.errors.FacedetectError: --scheduler: tls:// addresses are not supported (tls needs certificates, ucx the UCX library, inproc one process): use tcp://HOST:PORT or ws://HOST:PORT
+    """
+    scheme, separator, rest = text.strip().partition("://")
+    if not separator:
+        scheme, rest = "tcp", text.strip()
+    if scheme.lower() not in SCHEMES:
+        raise FacedetectError(f"--scheduler: {scheme[:20]}:// addresses are not supported "
+                              "(tls needs certificates, ucx the UCX library, inproc one "
+                              "process): use tcp://HOST:PORT or ws://HOST:PORT")
+    host, _, port = rest.rpartition(":")
+    if not host.strip("[]") or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise FacedetectError(f"--scheduler: expected HOST:PORT with a port of 1..65535, got "
+                              f"{text[:60]!r}")
+    return f"{scheme.lower()}://{rest}"
+
+
+def handshake(address: str, timeout: float) -> None:
+    """Connect to the scheduler at ``address`` and ask who it is, all within ``timeout``
+    seconds: Dask bounds only the TCP connect, and a server that accepts and then stays
+    silent (or announces a frame of gigabytes and stops) would keep the run waiting for
+    ever. One line names the step that failed."""
+    import asyncio
+    import time
+
+    from distributed.comm import connect as comm_connect
+    step = {"name": "the Dask handshake"}
+    deadline = time.monotonic() + timeout
+
+    async def probe():
+        comm = await comm_connect(address, timeout=timeout)   # connect, then handshake
+        try:
+            step["name"] = "the identity request"
+            await comm.write({"op": "identity"})
+            answer = await comm.read()
+        finally:
+            comm.abort()
+        if not (isinstance(answer, dict) and answer.get("type") == "Scheduler"):
+            raise ValueError("the answer is not a Dask scheduler's")
+
+    async def bounded():
+        return await asyncio.wait_for(probe(), max(0.1, deadline - time.monotonic()))
+
+    try:
+        asyncio.run(bounded())
+    except (asyncio.TimeoutError, TimeoutError):
+        if step["name"] == "the Dask handshake" and not _accepts(address):
+            raise FacedetectError(f"cannot reach the Dask scheduler at {address} within "
+                                  f"{timeout:g} s (timed out connecting)") from None
+        raise FacedetectError(f"the server at {address} accepted the connection but did not "
+                              f"answer {step['name']} within {timeout:g} s: is it a Dask "
+                              "scheduler?") from None
+    except OSError as error:
+        raise FacedetectError(f"cannot reach the Dask scheduler at {address} within "
+                              f"{timeout:g} s ({type(error).__name__})") from None
+    except Exception as error:   # a server speaking another protocol: anything can fail
+        kind = type(error)
+        raise FacedetectError(f"the server at {address} does not answer as a Dask scheduler "
+                              f"({kind.__module__}.{kind.__qualname__} in {step['name']})"
+                              ) from None
+
+
+def _accepts(address: str) -> bool:
+    """Whether a TCP connection to ``address`` is accepted (within a second)."""
+    import socket
+    host, _, port = address.partition("://")[2].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 def check_versions(client) -> None:

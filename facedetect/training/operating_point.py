@@ -241,15 +241,21 @@ def probability_threshold(calibration: dict, cost, prior_shift: float = 1.0,
     Returns ``(threshold, extreme)``; for an isotonic map the threshold is the lowest of
     ``scores`` (default: the map's knots) whose probability clears the cut.
     """
-    cp, cn = cost
-    # Positive where shift * p / (1 - p) > cn / cp, i.e. p > cut.
-    cut = cn / (cn + cp * prior_shift)
+    # Positive where shift * p / (1 - p) > cn / cp, i.e. p > cut = cn / (cn + cp * shift).
+    # In the log domain: costs of 1e300 or 1e-320 and shifts of 1e12 stay finite there,
+    # where cn + cp * shift overflows and 1 / cut - 1 rounds to 0.
+    log_odds = _log_cost_odds(cost, prior_shift)     # log(1 / cut - 1)
     if calibration["method"] == "sigmoid":
         a, b = calibration["a"], calibration["b"]
         if a >= 0:  # a decreasing or flat map carries no ranking: fall back to the raw sign
             return 0.0, None
         # 1 / (1 + exp(a s + b)) > cut  <=>  a s + b < log(1 / cut - 1)
-        return float((math.log(1 / cut - 1) - b) / a), None
+        threshold = (log_odds - b) / a
+        if not math.isfinite(threshold):   # beyond any score a float can hold
+            return (math.copysign(1e300, threshold),
+                    "reject-all" if threshold > 0 else "accept-all")
+        return float(threshold), None
+    cut = 1.0 / (1.0 + math.exp(min(log_odds, 700.0)))
     knots = np.asarray(calibration["x"] if scores is None else np.unique(scores))
     probability = calibrated_probability(calibration, knots)
     above = np.flatnonzero(probability > cut)
@@ -259,6 +265,27 @@ def probability_threshold(calibration: dict, cost, prior_shift: float = 1.0,
         return float(knots[-1]), "reject-all"
     # The last knot below the cut: everything scoring above it is accepted.
     return float(knots[above[0] - 1]), None
+
+
+def _log_cost_odds(cost, prior_shift: float) -> float:
+    """``log(cp * prior_shift / cn)``, the log-odds of the Bayes cut, without overflow.
+
+    Examples
+    --------
+    >>> round(_log_cost_odds((1e300, 1e300), 1e12), 6) == round(math.log(1e12), 6)
+    True
+    """
+    cp, cn = (float(c) for c in cost)
+    if not (cp > 0 and cn > 0 and prior_shift > 0):
+        raise FacedetectError(f"costs and the prior shift must be positive, got {cost!r}, "
+                              f"{prior_shift!r}")
+    return math.log(cp) - math.log(cn) + math.log(prior_shift)
+
+
+def _prior_shift(prior: float, data_prior: float) -> float:
+    """The deployment prior odds over the calibration data's."""
+    return math.exp(math.log(prior) - math.log1p(-prior)
+                    - math.log(data_prior) + math.log1p(-data_prior))
 
 
 def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
@@ -292,7 +319,7 @@ def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
         if fitted is None:
             raise FacedetectError("the probability rule needs a calibration "
                                   "(sigmoid or isotonic)")
-        shift = (prior / (1 - prior)) / (data_prior / (1 - data_prior))
+        shift = _prior_shift(prior, data_prior)
         threshold, extreme = probability_threshold(fitted, cost, shift, scores)
         if extreme is None and threshold < scores.min():
             extreme = "accept-all"      # every calibration window is accepted

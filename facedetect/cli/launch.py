@@ -1,0 +1,40 @@
+"""The installed programs' entry points: the command's module is imported inside the
+interrupt guard, so Ctrl-C at any moment (while numpy, numba and OpenCV load, while the
+arguments are parsed) ends in one line and exit 130, as it does during the work.
+
+Only the standard library (and :mod:`facedetect.interrupts`, which uses nothing else) is
+imported here, before the guard.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+EXIT_INTERRUPTED = 130
+
+
+def _launch(module: str, prog: str) -> int:
+    from ..interrupts import redelivered_interrupts   # the standard library only
+    try:
+        with redelivered_interrupts():
+            return importlib.import_module(module).main()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def facedetect() -> int:
+    return _launch("facedetect.cli.main", "facedetect")
+
+
+def train_detector() -> int:
+    return _launch("facedetect.cli.train_cmd", "train-detector")
+
+
+def evaluate_detector() -> int:
+    return _launch("facedetect.cli.evaluate_cmd", "evaluate-detector")
+
+
+def detect() -> int:
+    return _launch("facedetect.cli.detect_cmd", "detect")
