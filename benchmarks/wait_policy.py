@@ -1,11 +1,13 @@
-"""Boosting's speed under each OpenMP wait policy: a round of AdaBoostDB over every CBCL
-window (6,977 x 63,960 compact features), in fresh processes.
+"""Boosting's speed under each OpenMP wait policy: rounds of ``train-detector`` (AdaBoostDB,
+compact features, the recipe's mirrored and jittered CBCL windows without mining), in
+fresh processes.
 
 Run: ``python -m benchmarks.wait_policy [--rounds 8] [--repeat 3] [--busy]``
 
 ``train-detector`` leaves the policy to OpenMP (``unset``); ``detect`` and
 ``evaluate-images`` ask for ``PASSIVE`` (:mod:`facedetect.threads`). The figure is the
-median seconds per round of ``--rounds``, the median of ``--repeat`` fresh processes; with
+median seconds per round of ``--rounds`` (as the model file records them, compilation
+left out), the median of ``--repeat`` fresh processes; with
 ``--busy`` also beside a busy-loop process holding one core.
 """
 
@@ -16,25 +18,20 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from .common import machine, write_results
 
-CHILD = r"""
-import json, sys, numpy as np
-import facedetect   # what train-detector imports first: the policy must survive it
-from facedetect.data import load_cbcl
-from facedetect.haar import haar_feature_pool
-from facedetect.pipeline.storage import compact_features
-from facedetect.training import AdaBoostDB
-cbcl = load_cbcl()
-store = compact_features(cbcl.images, haar_feature_pool(19, 19))
-AdaBoostDB(1, (1, 10)).fit_binned(store, cbcl.labels)   # compile
-rounds = []
-AdaBoostDB(int(sys.argv[1]), (1, 10)).fit_binned(
-    store, cbcl.labels, callback=lambda m, s: rounds.append(s.history[-1]["seconds"]))
-print(json.dumps({"round_s": float(np.median(rounds))}))
-"""
+ROUNDS_COMMAND = ["-m", "facedetect", "train", "--no-bootstrap", "--no-wild-faces", "--quiet"]
+
+
+def _round_seconds(model_path: str) -> float:
+    """Median seconds per round of a model file, past the first two (compilation)."""
+    seconds = json.loads(open(model_path).read())["training"]["diagnostics"]["seconds"]
+    return float(sorted(seconds[2:])[len(seconds[2:]) // 2])
+
+
 POLICIES = ("unset", "ACTIVE", "PASSIVE")
 
 
@@ -46,13 +43,15 @@ def measure(policy: str, rounds: int, busy: bool) -> float:
     loop = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
     try:
         time.sleep(0.5 if busy else 0)
-        output = subprocess.run([sys.executable, "-c", CHILD, str(rounds)], env=env,
-                                check=True, capture_output=True, text=True).stdout
+        with tempfile.TemporaryDirectory() as folder:
+            out = os.path.join(folder, "model.json")
+            subprocess.run([sys.executable, *ROUNDS_COMMAND, "--rounds", str(rounds + 2),
+                            "--out", out], env=env, check=True, capture_output=True)
+            return _round_seconds(out)
     finally:
         if loop is not None:
             loop.kill()
             loop.wait()
-    return json.loads(output.strip().splitlines()[-1])["round_s"]
 
 
 def main(argv=None) -> dict:
@@ -69,9 +68,10 @@ def main(argv=None) -> dict:
             results["rows"][f"{policy}{' busy' if busy else ''}"] = runs[len(runs) // 2]
     rows = results["rows"]
     lines = ["# Boosting under each OpenMP wait policy\n",
-             f"Machine: {results['machine']}. AdaBoostDB over every CBCL window (6,977 x "
-             f"63,960 compact features), median s/round of {args.rounds}, median of "
-             f"{args.repeat} fresh processes.\n",
+             f"Machine: {results['machine']}. `train-detector --no-bootstrap "
+             f"--no-wild-faces --rounds {args.rounds + 2}` ({args.rounds} timed rounds over "
+             f"the recipe's CBCL windows, compact features), median of {args.repeat} fresh "
+             "processes.\n",
              "| OMP_WAIT_POLICY | s/round idle | vs unset |" + (" one core busy |" if
                                                               args.busy else ""),
              "|---|---|---|" + ("---|" if args.busy else "")]
