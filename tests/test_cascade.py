@@ -63,7 +63,7 @@ def test_stage_sums_restart_and_earlier_stages_reject(cascade, photo):
     assert rejected.any() and (~rejected).any()
     assert np.isneginf(decision[rejected]).all()
     np.testing.assert_array_equal(decision[~rejected], scores[~rejected, -1])
-    assert cascade.threshold == 0.5
+    assert cascade.threshold == 2.0
 
 
 def test_scanner_keeps_exactly_the_windows_the_cascade_accepts(cascade, photo):

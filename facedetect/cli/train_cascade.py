@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ..atomic import exclusive_output
 from ..data import load_cbcl
@@ -127,9 +128,11 @@ def run_cascade(args, config, out, options, warn, quiet: bool, wild_faces) -> in
     if (args.positives or args.positives_info) and args.faces:
         raise FacedetectError("--faces adds faces to CBCL's; --positives and "
                               "--positives-info train on other samples: give one of them")
-    faces = None if args.positives or args.positives_info else wild_faces()
+    faces, faces_line = (None, None) if args.positives or args.positives_info else wild_faces()
     negatives = NegativeSet.find(args.negatives, warn=warn)
     with exclusive_output(out):
+        if faces_line and not quiet:   # once the run is sure to start
+            print(faces_line, file=sys.stderr)
         result = train_cascade(config, cascade, data, negatives=negatives, faces=faces, out=out,
                                resume=args.resume, progress=not quiet, options=options)
     stages = result.model.document["training"]["cascade_stages"]

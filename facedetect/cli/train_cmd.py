@@ -202,14 +202,14 @@ def run(args: argparse.Namespace) -> int:
     if args.stages:
         with _model_folder(args), _cluster(args, options):
             return run_cascade(args, config, out, options, warn, quiet,
-                               lambda: _wild_faces(args, log, warn))
+                               lambda: _wild_faces(args, warn))
     if args.positives or args.positives_info or args.window:
         raise FacedetectError("--positives, --positives-info and --window train a cascade: "
                               "add --stages N")
     data = load_cbcl(args.data)
     check_data(data)                     # bad data and a bad split are refused first
     calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
-    faces = _wild_faces(args, log, warn)
+    faces, faces_line = _wild_faces(args, warn)
     negatives = None
     if args.bootstrap_rounds:
         negatives = NegativeSet.find(args.negatives, warn=warn)
@@ -218,29 +218,29 @@ def run(args: argparse.Namespace) -> int:
     # The default folder is created only now that the settings and the data are known
     # good, and removed again if training fails.
     with _model_folder(args), exclusive_output(out), _cluster(args, options):
+        log(faces_line)   # said once the run is sure to start: an error stays one line
         result = train_detector(config, data, out=out, negatives=negatives, faces=faces,
                                 resume=args.resume, progress=not quiet, options=options)
     _report(args, out, config, result)
     return 0
 
 
-def _wild_faces(args, log, warn):
-    """The faces from the wild to train on, or None (said in one line either way)."""
+def _wild_faces(args, warn):
+    """``(faces from the wild to train on or None, the line that says so)``."""
     if args.no_wild_faces:
         if args.faces:
             raise FacedetectError("--faces and --no-wild-faces contradict each other")
-        return None
+        return None, "faces from the wild: not used (--no-wild-faces); CBCL's faces only"
     folder = find_faces(args.faces)
     if folder is None:
-        log("faces from the wild: none found (--faces, $FACEDETECT_FACES, ./data/faces, "
-            "the user cache); training on CBCL's faces only. For photographs, put a faces "
-            "folder with faces.csv in ./data/faces (docs/wild-faces.md)")
-        return None
+        return None, ("faces from the wild: none found (--faces, $FACEDETECT_FACES, "
+                      "./data/faces, the user cache); training on CBCL's faces only. For "
+                      "photographs, put a faces folder with faces.csv in ./data/faces "
+                      "(docs/wild-faces.md)")
     faces = load_wild_faces(folder, warn=warn)
     held = int(heldout_mask(faces.groups).sum())
-    log(f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held out) "
-        "join CBCL's faces; --no-wild-faces trains on CBCL's only")
-    return faces
+    return faces, (f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held "
+                   "out) join CBCL's faces; --no-wild-faces trains on CBCL's only")
 
 
 def _model_folder(args):
