@@ -295,6 +295,16 @@ def test_astronaut_face_is_found(model, astronaut):
     assert iou_matrix(found.boxes, opencv_face).max() > 0.4
 
 
+def test_a_wide_window_scans_a_wide_image_on_every_level_that_fits():
+    from facedetect.detector.detect import pyramid_scales
+    params = DetectionParams(scale_factor=1.5, min_size=30)
+    scales = pyramid_scales(300, 40, (30, 10), params)
+    # brute force: every scale of the geometric series whose window fits both sides
+    expected = [1.5 ** k for k in range(20) if 30 * 1.5 ** k <= 300 and 10 * 1.5 ** k <= 40]
+    np.testing.assert_allclose(scales, expected)
+    assert len(scales) == 4      # comparing the longer side with the shorter gave 1
+
+
 def test_pyramid_scales_and_steps():
     from facedetect.detector.detect import pyramid_scales, step_at
     params = DetectionParams(scale_factor=1.25, min_size=24)

@@ -138,18 +138,30 @@ def step_at(scale: float, params: DetectionParams) -> int:
     return params.step
 
 
-def pyramid_scales(width: int, height: int, window: int, params: DetectionParams):
+def pyramid_scales(width: int, height: int, window, params: DetectionParams):
     """The scales (window size in image pixels / window) to scan, smallest first.
 
-    A ``min_size`` below the window starts below scale 1: those levels are the image
-    enlarged (at most ``1 / MIN_SCALE`` times), for faces smaller than the window maps to."""
+    ``window`` is ``(width, height)`` (or one side of a square): each side must fit the
+    image's own side, so a wide window scans a wide image. ``min_size`` and ``max_size``
+    bound the window's longer side. A ``min_size`` below the window starts below scale 1:
+    those levels are the image enlarged (at most ``1 / MIN_SCALE`` times), for faces
+    smaller than the window maps to.
+
+    Examples
+    --------
+    >>> params = DetectionParams(scale_factor=2.0, min_size=48)
+    >>> pyramid_scales(200, 60, (48, 24), params)   # 48x24 fits 200x60 at 1 and 2
+    [1.0, 2.0]
+    """
+    win_w, win_h = (window, window) if np.isscalar(window) else window
+    longer = max(win_w, win_h)
     scales = []
-    scale = max(MIN_SCALE, min(1.0, params.min_size / window))
+    scale = max(MIN_SCALE, min(1.0, params.min_size / longer))
     while True:
-        size = window * scale
-        if size > min(width, height) or (params.max_size and size > params.max_size):
+        if win_w * scale > width or win_h * scale > height or (
+                params.max_size and longer * scale > params.max_size):
             break
-        if size >= params.min_size * (1 - 1e-9) or scale == MIN_SCALE:
+        if longer * scale >= params.min_size * (1 - 1e-9) or scale == MIN_SCALE:
             scales.append(scale)
         scale *= params.scale_factor
     return scales
@@ -165,7 +177,7 @@ def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams
     height, width = grey.shape
     win_w, win_h = scanner.window
     like_opencv = int(params.step == "auto")   # 1: one row and column fewer
-    for scale in pyramid_scales(width, height, max(win_w, win_h), params):
+    for scale in pyramid_scales(width, height, (win_w, win_h), params):
         if like_opencv:
             scale = float(np.float32(scale))
         level_w, level_h = int(round(width / scale)), int(round(height / scale))

@@ -203,7 +203,7 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) 
             continue
         height, width = picture.shape
         scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, win_w, win_h))
-        scales = pyramid_scales(width, height, max(win_w, win_h), scan)
+        scales = pyramid_scales(width, height, (win_w, win_h), scan)
         levels = {}   # each level resized once, however many windows it gives
         for _ in range(min(per_picture, count - total) if scales else 0):
             scale = scales[rng.integers(len(scales))]
