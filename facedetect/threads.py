@@ -24,8 +24,16 @@ def wait_passively() -> None:
 
     Examples
     --------
+    >>> saved = os.environ.pop(POLICY_VARIABLE, None)
     >>> wait_passively()
-    >>> os.environ[POLICY_VARIABLE] in ("PASSIVE", "ACTIVE", "passive", "active")
-    True
+    >>> os.environ[POLICY_VARIABLE]
+    'PASSIVE'
+    >>> os.environ[POLICY_VARIABLE] = "ACTIVE"     # the user's own choice wins
+    >>> wait_passively()
+    >>> os.environ[POLICY_VARIABLE]
+    'ACTIVE'
+    >>> _ = os.environ.pop(POLICY_VARIABLE)
+    >>> if saved is not None:
+    ...     os.environ[POLICY_VARIABLE] = saved
     """
     os.environ.setdefault(POLICY_VARIABLE, "PASSIVE")

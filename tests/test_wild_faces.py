@@ -283,3 +283,15 @@ def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbc
                           negatives=NegativeSet(images, [], "skimage", "skimage")).model
     assert model.document["training"]["wild_faces"]["train_faces"] == record["train_faces"]
     assert model.document["training"]["config"]["faces_sha256"] == faces.fingerprint
+
+
+def test_short_mining_stages_still_end_in_a_model_of_the_full_rounds(small_cbcl):
+    picture = np.random.default_rng(0).integers(0, 256, (60, 60), dtype=np.uint8)
+    common = dict(cost=(1, 10), rounds=6, stage_rounds=2, bootstrap_rounds=2, jitter=0,
+                  mirror=False, holdout=0.25)
+    # mining that finds nothing (threshold far above any score) jumps to the last stage
+    model = train_detector(TrainConfig(bootstrap_threshold=1e5, **common),
+                           load_cbcl(small_cbcl), negatives=[picture], progress=False).model
+    assert model.document["training"]["rounds"] == 6
+    stages = model.document["training"]["bootstrap"]["stages"]
+    assert stages == [{"stage": 1, "hard_negatives_added": 0}]

@@ -227,12 +227,12 @@ def _read_row(row: dict, folder: Path, seen: set, digest):
     if math.hypot(eyes[2] - eyes[0], eyes[3] - eyes[1]) < MIN_EYE_DISTANCE:
         return f"the eyes are closer than {MIN_EYE_DISTANCE:g} pixels"
     path = folder / name
-    if ".." in Path(name).parts or Path(name).is_absolute():
-        return f"{name}: the file must lie inside the faces folder"
+    if "\0" in name or ".." in Path(name).parts or Path(name).is_absolute():
+        return f"{name!r}: the file must lie inside the faces folder"
     try:
         data = read_bounded(path, 64 << 20, "face image")
         crop = read_grey(path, max_pixels=MAX_FACE_PIXELS)
-    except (FacedetectError, OSError) as error:
+    except (FacedetectError, OSError, ValueError) as error:
         return f"{name}: {error}"
     height, width = crop.shape
     if not all(0 <= x < width and 0 <= y < height for x, y in (eyes[:2], eyes[2:])):

@@ -63,9 +63,19 @@ class TrainConfig:
     stage_rounds: int | None = None
 
     def rounds_at(self, stage: int) -> int:
-        """Boosting rounds of ``stage`` (0-based; the last stage is ``bootstrap_rounds``)."""
+        """Boosting rounds of ``stage`` (0-based; the last stage is ``bootstrap_rounds``):
+        ``stage_rounds`` (at most ``rounds``) before the last, ``rounds`` in it.
+
+        Examples
+        --------
+        >>> config = TrainConfig(rounds=300, stage_rounds=100, bootstrap_rounds=2)
+        >>> [config.rounds_at(stage) for stage in range(3)]
+        [100, 100, 300]
+        >>> TrainConfig(rounds=50, stage_rounds=100, bootstrap_rounds=1).rounds_at(0)
+        50
+        """
         if self.stage_rounds is not None and stage < self.bootstrap_rounds:
-            return self.stage_rounds
+            return min(self.stage_rounds, self.rounds)
         return self.rounds
 
     @property

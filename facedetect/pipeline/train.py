@@ -146,7 +146,13 @@ def _boost_and_mine(run: Run, base, state: RunState):
         if run.progress:
             run.log(f"{run.stage_name(state.stage)}: {len(found)} hard negatives mined")
         if len(found) == 0:
-            return estimator, state, y
+            if run.config.rounds_at(state.stage) == run.config.rounds:
+                return estimator, state, y
+            # A short mining stage is no final model: the last stage boosts its full rounds
+            # on the same windows.
+            state = RunState(run.config.bootstrap_rounds, state.extra)
+            run.save(state)
+            continue
         state = RunState(state.stage + 1, np.concatenate([state.extra, found]))
         run.save(state)
 

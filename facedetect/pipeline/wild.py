@@ -117,6 +117,9 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     """
     held = heldout_faces(model, faces)
     windows, kept = face_windows(held, tuple(model.window))
+    if len(windows) == 0:
+        raise FacedetectError(f"{faces.source}: none of its {len(faces)} faces is in the "
+                              "held-out tenth of the subjects (too few subjects to measure)")
     scores = model.decision_function(windows)
     params = params_for(model)
     report = {"faces": len(held), "windows_off_crop": int((~kept).sum()),
