@@ -107,3 +107,19 @@ def write_official_archive(path: Path, splits: dict[str, dict[str, list[bytes]]]
 
 def random_windows(n: int, seed: int = 0, size=(19, 19)) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 256, (n, *size)).astype(np.uint8)
+
+
+@pytest.fixture
+def interrupt_after_two_rounds(monkeypatch):
+    """Boosting raises KeyboardInterrupt (as Ctrl-C would) when it starts its third round;
+    call the returned function to let it run again."""
+    from facedetect.training import AdaBoostDB
+    original = AdaBoostDB._boost_once
+
+    def stop(self, *args):
+        if len(args[0].alphas) == 2:
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
+    return lambda: monkeypatch.setattr(AdaBoostDB, "_boost_once", original)

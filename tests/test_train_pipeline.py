@@ -85,19 +85,12 @@ def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, mo
     assert not (tmp_path / "resumed.json.checkpoint.json").exists()
 
 
-def test_resume_refuses_a_checkpoint_of_other_settings(small_cbcl, tmp_path, monkeypatch):
+def test_resume_refuses_a_checkpoint_of_other_settings(small_cbcl, tmp_path,
+                                                       interrupt_after_two_rounds):
     data = load_cbcl(small_cbcl)
-    original = AdaBoostDB._boost_once
-
-    def stop(self, *args):
-        if len(args[0].alphas) == 2:
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
     with pytest.raises(FacedetectError):
         train_detector(TrainConfig((1, 10), 5), data, out=tmp_path / "m.json", progress=False)
-    monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
+    interrupt_after_two_rounds()
     with pytest.raises(FacedetectError, match="different settings \\(cost\\)"):
         train_detector(TrainConfig((1, 3), 5), data, out=tmp_path / "m.json", resume=True,
                        progress=False)

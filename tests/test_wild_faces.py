@@ -19,7 +19,6 @@ from facedetect.data.wild_faces import (FRAMING, WildFaces, face_windows, find_f
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.pipeline.wild import eyes_found, split_wild_faces
-from facedetect.training import AdaBoostDB
 from facedetect.pipeline.train import TrainConfig, train_detector
 
 from .conftest import SHARED
@@ -217,21 +216,13 @@ def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):
 
 
 def test_resume_after_the_faces_changed_is_refused(small_cbcl, cbcl_faces_folder, tmp_path,
-                                                   monkeypatch):
+                                                   interrupt_after_two_rounds):
     folder, _ = cbcl_faces_folder
     data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)
-    original = AdaBoostDB._boost_once
-
-    def stop(self, *args):
-        if len(args[0].alphas) == 2:
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
     config = TrainConfig(cost=(1, 10), rounds=5)
     with pytest.raises(FacedetectError, match="interrupted"):
         train_detector(config, data, faces=faces, out=tmp_path / "m.json", progress=False)
-    monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
+    interrupt_after_two_rounds()
     fewer = faces.subset(np.arange(len(faces)) > 0)
     fewer.fingerprint = "0" * 64
     with pytest.raises(FacedetectError, match="faces folder changed"):
