@@ -90,7 +90,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
     held_faces = cbcl.images[held[cbcl.labels[held] == 1]]
     wild = None
     if faces is not None:
-        wild = split_wild_faces(faces, (19, 19), config.mirror, config.jitter, config.seed)
+        window = (cbcl.images.shape[2], cbcl.images.shape[1])
+        wild = split_wild_faces(faces, window, config.mirror, config.jitter, config.seed)
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
