@@ -273,3 +273,26 @@ def test_r3_4_an_interrupt_at_any_moment_is_one_line_and_130(workspace):
         for name in ("c.json", "c.json.lock"):
             assert not Path(name).exists(), (delay, name)
         Path("c.json.checkpoint.json").unlink(missing_ok=True)
+
+
+def test_an_interrupt_that_an_import_turned_into_an_error_is_still_130(monkeypatch, capsys):
+    # numpy's C import code reports a Ctrl-C during its import as an ImportError.
+    import os
+    import signal
+    import time
+    from facedetect.cli import launch
+
+    def import_interrupted(name):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except KeyboardInterrupt:
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from None
+
+    monkeypatch.setattr(launch.importlib, "import_module", import_interrupted)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        assert launch.train_detector() == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert capsys.readouterr().err == "train-detector: interrupted\n"

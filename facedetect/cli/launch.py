@@ -15,13 +15,33 @@ EXIT_INTERRUPTED = 130
 
 
 def _launch(module: str, prog: str) -> int:
+    import signal
     from ..interrupts import redelivered_interrupts   # the standard library only
+    interrupted = []
+
+    def on_interrupt(signum, frame):
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
     try:
         with redelivered_interrupts():
-            return importlib.import_module(module).main()
+            try:
+                command = importlib.import_module(module)
+            except Exception:
+                # C code that an interrupt lands in may report it as its own error
+                # (numpy's import: "PyCapsule_Import could not import module"): Ctrl-C.
+                if interrupted:
+                    return _interrupted(prog)
+                raise
+            return command.main()
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(prog)
+
+
+def _interrupted(prog: str) -> int:
+    print(f"{prog}: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def facedetect() -> int:
