@@ -18,7 +18,7 @@ from facedetect.data.wild_faces import (FRAMING, WildFaces, face_windows, find_f
                                         heldout_mask, load_wild_faces, window_transform)
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
-from facedetect.pipeline.wild import eyes_found, split_wild_faces
+from facedetect.pipeline.wild import crop_recall, eyes_found, split_wild_faces
 from facedetect.pipeline.train import TrainConfig, train_detector
 
 from .conftest import SHARED
@@ -154,10 +154,34 @@ def test_the_fingerprint_follows_the_images_and_the_csv_on_disk(tmp_path):
 
 def test_eyes_found_needs_both_eyes_in_a_box_of_face_size():
     eyes = [20.0, 20.0, 40.0, 20.0]
-    assert eyes_found(np.array([[10, 5, 40, 40]]), eyes)
-    assert not eyes_found(np.array([[25, 5, 40, 40]]), eyes)            # one eye outside
-    assert not eyes_found(np.array([[0, 0, 81, 81]]), eyes)             # a box too large
+    assert eyes_found(np.array([[10, 5, 40, 40]]), eyes, 4.0)
+    assert not eyes_found(np.array([[25, 5, 40, 40]]), eyes, 4.0)       # one eye outside
+    assert not eyes_found(np.array([[0, 0, 81, 81]]), eyes, 4.0)        # a box too large
+    assert eyes_found(np.array([[0, 0, 81, 81]]), eyes, 4.05)
     assert not eyes_found(np.empty((0, 4)), eyes)
+
+
+def test_crop_recall_gives_every_detector_the_same_margin_over_its_own_box_width():
+    """Two detectors that differ only in how wide they frame a face score alike; a box far
+    wider than the detector's usual one does not count."""
+    crops = [np.zeros((200, 200), np.uint8)] * 5
+    eyes = np.array([[90.0, 100.0, 110.0, 100.0]] * 5)        # eye distance 20
+    names = [f"f{k}" for k in range(5)]
+    faces = WildFaces(crops, eyes, names, names, ["a", "a", "a", "b", "b"], "f", "0" * 64)
+
+    def framing(width_in_eye_distances, wide_on_last=0.0):
+        boxes = iter([width_in_eye_distances] * 4 + [wide_on_last or width_in_eye_distances])
+        def detect(crop):
+            side = 20 * next(boxes)
+            return np.array([[100 - side / 2, 100 - side / 2, side, side]])
+        return detect
+
+    tight, loose = crop_recall(framing(2.5), faces), crop_recall(framing(3.5), faces)
+    assert tight.by_source == loose.by_source == {"a": {"faces": 3, "recall": 1.0},
+                                                  "b": {"faces": 2, "recall": 1.0}}
+    assert (tight.max_eye_distances, loose.max_eye_distances) == (3.75, 5.25)
+    # 1.5 x the median 3.5 is 5.25: a box of 5.3 eye distances is too wide
+    assert crop_recall(framing(3.5, wide_on_last=5.3), faces).by_source["b"]["recall"] == 0.5
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +236,10 @@ def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder
     report = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder),
                      "--json")
     assert report.returncode == 0, report.stderr
-    assert json.loads(report.stdout)["wild_faces"]["faces"] == held
+    wild = json.loads(report.stdout)["wild_faces"]
+    assert wild["faces"] == held and wild["crop_box_max_eye_distances"] >= 0
+    text = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder))
+    assert text.returncode == 0 and "eye distances wide" in text.stdout, text.stderr
 
 
 def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):

@@ -90,7 +90,8 @@ def _print_wild(wild: dict, folder) -> None:
     print(f"  windows found at the window operating point {wild['window_threshold']:+.4f}: "
           f"{wild['window_recall']:.4f}; at detect's threshold {wild['image_threshold']:+.4f}:"
           f" {wild['window_recall_at_image_threshold']:.4f}")
-    print("  whole crops, detect at the model's own settings (faces found):")
+    print("  whole crops, detect at the model's own settings (faces found; a box holds both "
+          f"eyes, at most {wild['crop_box_max_eye_distances']:.2f} eye distances wide):")
     for source, row in wild["crops"].items():
         print(f"    {source or '(no source)':20s} {row['recall']:.4f} of {row['faces']}")
 
