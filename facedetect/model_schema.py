@@ -157,7 +157,11 @@ def _check_features(path, features, stumps):
         fail(path, "features.normalization must be 'opencv-variance' or 'none'")
     if "rejection" in features:
         rejection = features["rejection"]
-        if not (isinstance(rejection, dict) and set(rejection) == {"reference", "thresholds"}
+        soft = {"quantile", "max_loss", "loss", "at_threshold"}   # soft rejection's record
+        if not (isinstance(rejection, dict)
+                and set(rejection) in ({"reference", "thresholds"},
+                                       {"reference", "thresholds"} | soft)
+                and all(is_finite(rejection[k]) for k in soft & set(rejection))
                 and is_finite(rejection["reference"])
                 and is_list(rejection["thresholds"], is_finite, len(stumps), len(stumps))):
             fail(path, "features.rejection must hold a finite reference and one finite "

@@ -161,6 +161,37 @@ def test_pruning_keeps_every_training_face_and_only_drops_windows(model, cbcl, a
     assert len(kept[0]) < len(full[0])
 
 
+def test_soft_rejection_loses_at_most_its_budget_of_the_faces_above_the_threshold(model,
+                                                                                   cbcl):
+    """Oracle (brute force): the recorded loss is the share of the faces scoring above the
+    threshold whose running score falls under a level somewhere; it is within budget, the
+    next bolder quantile is not, budget 0 is the minimum (direct backward pruning), and
+    the scanner drops exactly the faces the levels say."""
+    from facedetect.detector.pruning import QUANTILES
+    faces = cbcl.images[cbcl.labels == 1]
+    scores = model.running_scores(faces)
+    threshold = float(np.quantile(scores[:, -1], 0.3))
+    above = scores[scores[:, -1] > threshold]
+    exact = model.with_rejection(faces).rejection[1]
+    assert np.array_equal(model.with_rejection(faces, threshold=threshold, max_loss=0.0)
+                          .rejection[1], exact)
+    soft = model.with_rejection(faces, threshold=threshold, max_loss=0.01)
+    record = soft.document["features"]["rejection"]
+    levels = np.array(record["thresholds"])
+    lost = (above < levels).any(axis=1)
+    assert record["loss"] == pytest.approx(lost.mean(), abs=1e-6) and lost.mean() <= 0.01
+    assert record["quantile"] > 0 and np.all(levels >= exact)
+    bolder = QUANTILES[QUANTILES.index(record["quantile"]) - 1]
+    kept = scores[:, -1] > 0.0
+    bolder_levels = np.quantile(scores[kept], bolder, axis=0)
+    if record["quantile"] != QUANTILES[0]:
+        assert (above < bolder_levels).any(axis=1).mean() > 0.01
+    scanner = LevelScanner(soft, threshold)
+    accepted = np.array([len(scanner.scan(face)[2]) == 1 for face in faces])
+    should = (scores[:, -1] > threshold) & ~(scores < levels).any(axis=1)
+    np.testing.assert_array_equal(accepted, should)
+
+
 def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut):
     """Below the training faces' lowest final score the learnt levels move down with the
     threshold, so the threshold keeps its meaning."""

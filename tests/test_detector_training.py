@@ -218,6 +218,10 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert config["mirror"] and config["jitter"] == 3 and config["bootstrap_rounds"] == 2
     assert document["training"]["storage"] == "compact"
     assert document["training"]["bootstrap"]["negatives"] == str(negatives)
+    # soft rejection at the image threshold, and the false alarms measured with it
+    rejection, detection = document["features"]["rejection"], document["detection"]
+    assert rejection["at_threshold"] == detection["threshold"] and rejection["max_loss"] > 0
+    assert "false_alarms_per_megapixel_without_soft_rejection" in detection
 
 
 @pytest.mark.parametrize("setup, message", [

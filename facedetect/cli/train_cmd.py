@@ -28,7 +28,7 @@ from .common import (bounded_int, check_not_run_file, check_writable, created_fo
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The detector recipe (train-detector with no flags); the measurements behind it are in
 # docs/detector-training.md.
-DEFAULT_ROUNDS = 300
+DEFAULT_ROUNDS = 450
 DEFAULT_JITTER = 3
 DEFAULT_BOOTSTRAP_ROUNDS = 2
 DEFAULT_BOOTSTRAP_LIMIT = 4000

@@ -80,18 +80,31 @@ class HaarDetectorModel:
         return None if not found else (float(found["reference"]),
                                        np.array(found["thresholds"], dtype=np.float64))
 
-    def with_rejection(self, face_windows: np.ndarray, reference: float = 0.0):
+    def with_rejection(self, face_windows: np.ndarray, reference: float = 0.0, *,
+                       threshold: float | None = None, max_loss: float = 0.0):
         """A copy carrying rejection thresholds learnt from ``face_windows`` (training
-        faces); unchanged if no face passes ``reference``."""
+        faces); unchanged if no face passes ``reference``. With ``threshold`` and a
+        ``max_loss`` above 0, soft rejection: see
+        :func:`~facedetect.detector.pruning.soft_rejection_thresholds`."""
         import copy
 
-        from .pruning import rejection_thresholds
-        thresholds = rejection_thresholds(self, face_windows, reference)
-        if thresholds is None:
-            return self
+        from .pruning import rejection_thresholds, soft_rejection_thresholds
+        record = {"reference": float(reference)}
+        if threshold is not None and max_loss > 0:
+            found = soft_rejection_thresholds(self, face_windows, threshold, max_loss,
+                                              reference)
+            if found is None:
+                return self
+            thresholds, quantile, loss = found
+            record.update(quantile=quantile, max_loss=float(max_loss), loss=round(loss, 6),
+                          at_threshold=float(threshold))
+        else:
+            thresholds = rejection_thresholds(self, face_windows, reference)
+            if thresholds is None:
+                return self
         document = copy.deepcopy(self.document)
-        document["features"]["rejection"] = {"reference": float(reference),
-                                             "thresholds": [float(v) for v in thresholds]}
+        document["features"]["rejection"] = dict(
+            record, thresholds=[float(v) for v in thresholds])
         return type(self).from_document(reseal(document))
 
     def with_detection(self, detection: dict):

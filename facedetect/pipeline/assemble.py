@@ -19,7 +19,7 @@ from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point
 from .config import THRESHOLD_RULES, TrainConfig
-from .image_point import image_operating_point
+from .image_point import image_operating_point, with_soft_rejection
 
 
 class Split(NamedTuple):
@@ -94,15 +94,21 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base) -> HaarDetec
     return model.with_rejection(base_images[base_labels == 1])
 
 
-def with_image_point(run, model, state, held_faces, target):
+def with_image_point(run, model, state, held_faces, target, train_faces=None):
+    """``model`` with its image operating point from the held-out pictures and faces, and
+    with soft rejection learnt from ``train_faces`` where given (:mod:`.image_point`)."""
     point_start = time.perf_counter()
     try:
         with terminate_as_interrupt():
             detection = image_operating_point(model, run.negatives.held_out, held_faces,
                                               target, progress=run.progress, warn=run.warn)
+            model = model.with_detection(detection)
+            if train_faces is not None and len(train_faces):
+                model = with_soft_rejection(model, train_faces, run.negatives.held_out,
+                                            progress=run.progress, warn=run.warn)
     except KeyboardInterrupt:
         raise run.interrupted(state, "while choosing the image operating point") from None
-    detection["seconds"] = round(time.perf_counter() - point_start, 2)
+    detection = dict(model.detection, seconds=round(time.perf_counter() - point_start, 2))
     if run.progress:
         run.log(f"image operating point: threshold {detection['threshold']:.3g}, "
                 f"{detection['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "

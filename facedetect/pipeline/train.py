@@ -98,7 +98,8 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
     estimator, state, y = _boost_and_mine(run, base, state)
     model = assemble_model(run, estimator, state, cbcl, Split(train, held, calibration), base)
     if negatives is not None and negatives.held_out and config.bootstrap_rounds:
-        model = with_image_point(run, model, state, held_faces, options.false_alarm_target)
+        model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
+                                 train_faces=base[0][base[1] == 1])
     seconds = time.perf_counter() - start
     model.document["training"]["seconds"] = round(seconds, 2)
     if wild is not None:
