@@ -27,7 +27,7 @@ import numpy as np
 from PIL import Image
 from skimage import data
 
-from facedetect.cli.detect_cmd import load_detector
+from facedetect.detector.api import load_model
 from facedetect.detector.detect import detect_faces, params_for, scanner_for
 from facedetect.detector.export import export_opencv
 from facedetect.images import to_grey
@@ -58,7 +58,7 @@ def dev_images(model: str, dev: Path, baseline: bool) -> dict:
 
 def speed(cascade_name: str, repeat: int) -> list[dict]:
     """Per image: our detect with each model, OpenCV with its cascade and with ours."""
-    models = {"cascade": load_detector(cascade_name), "one-stage": load_detector(None)}
+    models = {"cascade": load_model(cascade_name), "one-stage": load_model(None)}
     exported = Path(tempfile.mkdtemp()) / "cascade.xml"
     export_opencv(models["cascade"], exported, params_for(models["cascade"]).threshold)
     opencv = {"opencv default": cv2.CascadeClassifier(cv2.data.haarcascades + OPENCV[0]),
@@ -100,7 +100,7 @@ def main(argv=None) -> dict:
     finally:
         busy.kill()
         busy.wait()
-    stages = load_detector(args.cascade).document["training"].get("cascade_stages", [])
+    stages = load_model(args.cascade).document["training"].get("cascade_stages", [])
     results = {"machine": machine(), "dev": {"cascade": cascade_dev, "one-stage": one_stage_dev},
                "speed": rows, "speed_one_core_busy": busy_rows, "stages": stages,
                "ratios": {"cascade / opencv default": geometric_ratio(rows, "cascade",

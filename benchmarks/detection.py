@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 from skimage import data
 
-from facedetect.cli.detect_cmd import load_detector
+from facedetect.detector.api import load_model
 from facedetect.detector.detect import DetectionParams, detect_faces, params_for, scanner_for
 from facedetect.images import to_grey
 
@@ -43,7 +43,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--scale-factor", type=float, default=1.1)
     parser.add_argument("--min-size", type=int, default=24)
     args = parser.parse_args(argv)
-    model = load_detector(args.model)
+    model = load_model(args.model)
     cascade = cv2.CascadeClassifier(cv2.data.haarcascades + "haarcascade_frontalface_default.xml")
     rows = []
     # (label, step, learnt rejection): the exact scan is the "before" of the pruning change.

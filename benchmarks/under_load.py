@@ -28,7 +28,7 @@ import json, sys, time, numpy as np
 from PIL import Image
 from skimage import data
 import numba
-from facedetect.cli.detect_cmd import load_detector
+from facedetect.detector.api import load_model
 from facedetect.detector.detect import detect_faces, params_for, scanner_for
 from facedetect.images import to_grey
 from facedetect.training import AdaBoostDB
@@ -37,7 +37,7 @@ from facedetect.detector import scan
 if sys.argv[1] != "default":
     scan.PARALLEL_MIN_WINDOWS = int(sys.argv[1])
 
-model = load_detector(None)
+model = load_model(None)
 params = params_for(model)
 scanner = scanner_for(model, params)
 greys = [to_grey(Image.fromarray(getattr(data, n)()))

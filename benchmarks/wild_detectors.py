@@ -27,7 +27,7 @@ from pathlib import Path
 
 import cv2
 
-from facedetect.cli.detect_cmd import load_detector
+from facedetect.detector.api import load_model
 from facedetect.data.negatives import find_negatives, negative_files, split_negatives
 from facedetect.data.wild_faces import find_faces, load_wild_faces
 from facedetect.pipeline.wild import crop_recall, heldout_faces
@@ -88,7 +88,7 @@ def main(argv=None) -> dict:
     faces = load_wild_faces(faces_folder, warn=lambda line: None)
     _, held_pictures = split_negatives(negative_files(negatives))
     names = args.models.split(",")
-    models = {name: load_detector(name) for name in names}
+    models = {name: load_model(name) for name in names}
     results = {"machine": machine(), "models": {}, "opencv": {}}
     first_held = None
     for name, model in models.items():

@@ -1,7 +1,52 @@
-"""facedetect: cost-sensitive face detectors (AdaBoostDB) over Haar features."""
+"""facedetect: cost-sensitive face detectors (AdaBoostDB) over Haar features.
 
-__version__ = "0.2.0"
+The front door::
 
+    import facedetect
+    found = facedetect.detect("group.jpg")          # the boxes `detect group.jpg` prints
+    model = facedetect.load_model("cascade")        # a shipped model, or a model file
+    result = facedetect.train_detector(facedetect.TrainConfig(cost=(1, 10)))
+
+``detect`` and ``load_model`` find faces (:mod:`facedetect.detector.api`);
+``train_detector`` and ``TrainConfig`` train detectors with the command's recipe
+(:mod:`facedetect.pipeline`); the estimators (``AdaBoostDB`` and its siblings) boost on
+any feature matrix (:mod:`facedetect.training`). They are imported on first use, so that
+``import facedetect`` (and every command) starts without loading numba and OpenCV.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ._version import __version__
 from .errors import FacedetectError
 
-__all__ = ["FacedetectError", "__version__"]
+# name -> the module that defines it; imported on first use (PEP 562).
+_FRONT_DOOR = {
+    "detect": "facedetect.detector.api",
+    "load_model": "facedetect.detector.api",
+    "Detections": "facedetect.detector.detect",
+    "DetectionParams": "facedetect.detector.detect",
+    "HaarDetectorModel": "facedetect.detector.model",
+    "train_detector": "facedetect.pipeline.train",
+    "TrainConfig": "facedetect.pipeline.config",
+    "TrainResult": "facedetect.pipeline.train",
+    "AdaBoostDB": "facedetect.training.algorithms",
+    "CostSensitiveAdaBoost": "facedetect.training.algorithms",
+    "AdaBoost": "facedetect.training.algorithms",
+    "AsymmetricInitAdaBoost": "facedetect.training.algorithms",
+}
+
+__all__ = ["FacedetectError", "__version__", *_FRONT_DOOR]
+
+
+def __getattr__(name: str):
+    if name in _FRONT_DOOR:
+        value = getattr(importlib.import_module(_FRONT_DOOR[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'facedetect' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

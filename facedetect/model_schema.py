@@ -11,6 +11,7 @@ import json
 import math
 
 from .errors import FacedetectError
+from .registry import FILE_ALGORITHMS
 
 FORMAT = "facedetect-model"
 VERSION = 1
@@ -19,7 +20,7 @@ MAX_STUMPS = 100_000
 # small enough that sums of 100,000 stumps stay finite and fit OpenCV's float32.
 MAX_ALPHA = 1e6
 MAX_THRESHOLD = 1e9
-ALGORITHM_NAMES = ("db", "cs", "adaboost", "asym-init")
+ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.registry
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
              "stages", "sha256"}

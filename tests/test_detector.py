@@ -20,14 +20,14 @@ from facedetect.detector.model import HaarDetectorModel
 from facedetect.detector import scan as scan_module
 from facedetect.detector.scan import LevelScanner
 from facedetect.errors import FacedetectError
-from facedetect.cli.detect_cmd import default_model_path
+from facedetect.detector.api import shipped_model_path
 
 SHARED = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
 @pytest.fixture(scope="module")
 def model():
-    return HaarDetectorModel.load(default_model_path())
+    return HaarDetectorModel.load(shipped_model_path())
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +207,7 @@ def test_learnt_levels_move_down_in_proportion_to_the_alpha_spent(model):
     import copy
 
     from facedetect.detector.scan import reject_levels
-    from facedetect.training.model_io import reseal
+    from facedetect.model_file import reseal
     # Learnt levels apply from their reference up; put it well below the lowest face
     # score, so that thresholds between the two are covered (the shipped model's lowest
     # face scores about its reference, 0).
@@ -233,7 +233,7 @@ def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, tmp_path
     np.testing.assert_array_equal(loaded.rejection[1], pruned.rejection[1])
     document = json.loads(path.read_text())
     document["features"]["rejection"]["thresholds"] = [1.0]
-    from facedetect.training.model_io import reseal
+    from facedetect.model_file import reseal
     path.write_text(json.dumps(reseal(document)))
     with pytest.raises(Exception, match="rejection"):
         HaarDetectorModel.load(path)
@@ -547,7 +547,7 @@ def test_evaluate_images_with_opencv_baseline(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     # The same count, found another way: detect each image and match its boxes here.
-    model = HaarDetectorModel.load(default_model_path())
+    model = HaarDetectorModel.load(shipped_model_path())
     truth = read_annotations(tmp_path / "b.txt")
     found = 0
     for name in names:
@@ -666,8 +666,8 @@ def test_tree_pair_search_equals_all_pairs():
 def test_serial_and_parallel_scans_give_identical_windows(astronaut, monkeypatch):
     from facedetect.detector import scan
     from facedetect.detector.detect import DetectionParams, scan_raw, scanner_for
-    from facedetect.cli.detect_cmd import load_detector
-    model = load_detector(None)
+    from facedetect.detector.api import load_model
+    model = load_model(None)
     results = []
     for limit in (0, 10 ** 12):   # every call parallel, then every call serial
         monkeypatch.setattr(scan, "PARALLEL_MIN_WINDOWS", limit)

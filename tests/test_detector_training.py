@@ -19,6 +19,7 @@ from facedetect.pipeline.bootstrap import (MiningState, NegativeSet, hard_negati
 from facedetect.pipeline.image_point import (choose_image_threshold, false_alarm_rates,
                                              scan_pictures)
 from facedetect.pipeline.train import TrainConfig, train_detector
+from .conftest import plain_config
 
 
 def _write_pictures(folder, count, seed=0, size=(90, 120)):
@@ -85,7 +86,7 @@ def test_without_a_folder_training_warns_once_and_uses_skimage(tmp_path, monkeyp
 
 @pytest.fixture(scope="module")
 def plain_model(small_cbcl):
-    return train_detector(TrainConfig((1, 1), 4), load_cbcl(small_cbcl), progress=False).model
+    return train_detector(plain_config((1, 1), 4), load_cbcl(small_cbcl), progress=False).model
 
 
 def test_mining_skips_bad_files_with_one_line_each(tmp_path, plain_model):
@@ -121,7 +122,7 @@ def test_an_interrupted_bootstrap_resumes_to_the_identical_model(small_cbcl, tmp
                                                                 monkeypatch):
     data = load_cbcl(small_cbcl)
     negatives = NegativeSet.find(_write_pictures(tmp_path / "neg", 80, size=(70, 70)))
-    config = TrainConfig((1, 5), 5, bootstrap_rounds=2, bootstrap_limit=120)
+    config = plain_config((1, 5), 5, bootstrap_rounds=2, bootstrap_limit=120)
     whole = train_detector(config, data, out=tmp_path / "whole.json", progress=False,
                            negatives=negatives).model
     assert len(whole.document["training"]["bootstrap"]["stages"]) == 2
@@ -191,7 +192,7 @@ def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_mod
 
 
 def test_a_bad_detection_section_is_refused(plain_model, tmp_path):
-    from facedetect.training.model_io import load_document, reseal, save_document
+    from facedetect.model_file import load_document, reseal, save_document
     for bad in ({"threshold": "x"}, {"min_neighbors": -1}, {"scale_factor": 1.0},
                 {"applies_to": "windows"}, {"step": "fast"}):
         detection = {"threshold": 2.5, "min_neighbors": 4, "neighbor_margin": 1.0,

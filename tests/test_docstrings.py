@@ -21,7 +21,7 @@ PUBLIC_API = {
                                             "cost_optimal_threshold"],
     "facedetect.training.splits": ["stratified_holdout", "stratified_kfold",
                                    "balanced_subset"],
-    "facedetect.training.model_io": ["model_document", "save_model", "load_model"],
+    "facedetect.training.model_io": ["model_document", "save_model", "load_estimator"],
     "facedetect.training.binned": ["quantile_bins", "BinnedFeatures", "binned_root_search"],
     "facedetect.training.search": ["conditional_root_search", "exhaustive_root_search",
                                    "hull_loss_search"],

@@ -5,7 +5,7 @@ import pytest
 
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.training.model_io import load_model, save_model
+from facedetect.training.model_io import load_estimator, save_model
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def test_round_trip_gives_identical_decisions(tmp_path, cls):
     y = (X[:, 1] > 0.2).astype(int)
     model = cls(n_rounds=5).fit(X, y)
     path = save_model(tmp_path / "m.json", model, training={"seed": 3})
-    loaded, document = load_model(path)
+    loaded, document = load_estimator(path)
     assert type(loaded) is cls and document["training"] == {"seed": 3}
     assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
     assert np.array_equal(loaded.predict(X), model.predict(X))
@@ -35,7 +35,7 @@ def test_round_trip_gives_identical_decisions(tmp_path, cls):
 def test_haar_features_round_trip(tmp_path, trained):
     model, _ = trained
     rects = [[[0, 0, 2, 3, -1.0], [2, 0, 2, 3, 1.0]]] * model.n_rounds_
-    loaded, document = load_model(save_model(tmp_path / "m.json", model, dict(HAAR, rects=rects)))
+    loaded, document = load_estimator(save_model(tmp_path / "m.json", model, dict(HAAR, rects=rects)))
     assert document["features"]["rects"] == rects
     assert loaded.selection == "loss" and loaded.cost == (1.0, 4.0)
 
@@ -55,7 +55,7 @@ def test_tampered_files_are_rejected(tmp_path, trained, change, message):
     path = save_model(tmp_path / "m.json", trained[0])
     _tamper(path, change)
     with pytest.raises(FacedetectError, match=message):
-        load_model(path)
+        load_estimator(path)
 
 
 def _resigned(path, change):
@@ -93,18 +93,18 @@ def test_malformed_content_is_rejected(tmp_path, trained, change, message):
     path = save_model(tmp_path / "m.json", trained[0])
     _resigned(path, change)
     with pytest.raises(FacedetectError, match=message):
-        load_model(path)
+        load_estimator(path)
 
 
 def test_unreadable_files(tmp_path):
     with pytest.raises(FacedetectError, match="not found"):
-        load_model(tmp_path / "missing.json")
+        load_estimator(tmp_path / "missing.json")
     (tmp_path / "junk.json").write_bytes(b"\x89PNG\r\n")
     with pytest.raises(FacedetectError, match="cannot read|not a facedetect model"):
-        load_model(tmp_path / "junk.json")
+        load_estimator(tmp_path / "junk.json")
     (tmp_path / "nan.json").write_text('{"format": NaN}')
     with pytest.raises(FacedetectError):
-        load_model(tmp_path / "nan.json")
+        load_estimator(tmp_path / "nan.json")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -116,7 +116,7 @@ def test_unreadable_files(tmp_path):
 def test_json_that_python_would_misread_is_refused(tmp_path, text, message):
     (tmp_path / "m.json").write_text(text)
     with pytest.raises(FacedetectError, match=message):
-        load_model(tmp_path / "m.json")
+        load_estimator(tmp_path / "m.json")
 
 
 def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch):
@@ -124,14 +124,14 @@ def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch)
     monkeypatch.setattr(model_file, "MAX_MODEL_BYTES", 100)
     (tmp_path / "m.json").write_text(" " * 101 + "{}")
     with pytest.raises(FacedetectError, match="more than the 100 bytes a model may have"):
-        load_model(tmp_path / "m.json")
+        load_estimator(tmp_path / "m.json")
     with pytest.raises(FacedetectError, match="is a folder"):
-        load_model(tmp_path)
+        load_estimator(tmp_path)
 
 
 def test_every_algorithm_name_is_known_to_the_schema():
     from facedetect.model_file import ALGORITHM_NAMES
-    from facedetect.training.model_io import ALGORITHMS
+    from facedetect.training.model_io import FILE_CLASSES as ALGORITHMS
     assert set(ALGORITHM_NAMES) == set(ALGORITHMS)
 
 
@@ -142,7 +142,8 @@ def test_save_is_atomic(tmp_path, trained):
 
 
 def _with_operating_point(tmp_path, trained, calibration=None):
-    from facedetect.training.model_io import model_document, save_document
+    from facedetect.model_file import save_document
+    from facedetect.training.model_io import model_document
     from facedetect.training.operating_point import choose_operating_point
     model, X = trained
     y = (X[:, 0] - X[:, 3] > 0).astype(int)
@@ -154,7 +155,7 @@ def _with_operating_point(tmp_path, trained, calibration=None):
 
 @pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
 def test_operating_point_round_trips(tmp_path, trained, calibration):
-    from facedetect.training.model_io import load_document
+    from facedetect.model_file import load_document
     path, point = _with_operating_point(tmp_path, trained, calibration)
     stored = load_document(path)["operating_point"]
     assert stored["threshold"] == point.threshold and stored["calibration"] == point.calibration
@@ -176,7 +177,7 @@ def test_operating_point_round_trips(tmp_path, trained, calibration):
 ])
 def test_malformed_operating_point_is_rejected_even_with_a_fresh_checksum(
         tmp_path, trained, change, message):
-    from facedetect.training.model_io import load_document, reseal
+    from facedetect.model_file import load_document, reseal
     path, _ = _with_operating_point(tmp_path, trained)
     document = json.loads(path.read_text())
     change(document["operating_point"])
@@ -187,9 +188,9 @@ def test_malformed_operating_point_is_rejected_even_with_a_fresh_checksum(
 
 def test_devices_and_nesting_within_parsing_limits_are_refused(tmp_path):
     with pytest.raises(FacedetectError, match="not a regular file"):
-        load_model("/dev/zero")
+        load_estimator("/dev/zero")
     # Deep enough to pass json.loads but not the checksum's re-encoding.
     nested = '{"format": "facedetect-model", "training": ' + "[" * 500 + "]" * 500 + "}"
     (tmp_path / "m.json").write_text(nested)
     with pytest.raises(FacedetectError, match="nested more than 32 levels"):
-        load_model(tmp_path / "m.json")
+        load_estimator(tmp_path / "m.json")

@@ -15,6 +15,8 @@ from facedetect.metrics import (
     roc_points,
 )
 
+from .conftest import plain_config
+
 
 
 def test_rates_hand_computed():
@@ -93,7 +95,7 @@ def test_sweep_summary_hand_computed():
 def test_show_draws_features(small_cbcl, tmp_path):  # noqa: F811
     from facedetect.data import load_cbcl
     from facedetect.pipeline.train import TrainConfig, train_detector
-    train_detector(TrainConfig((1, 1), 4), load_cbcl(small_cbcl), out=tmp_path / "m.json",
+    train_detector(plain_config((1, 1), 4), load_cbcl(small_cbcl), out=tmp_path / "m.json",
                    progress=False)
     result = subprocess.run([sys.executable, "-m", "facedetect", "show", str(tmp_path / "m.json"),
                              "--out", str(tmp_path / "f.png"), "--data", str(small_cbcl)],

@@ -16,6 +16,7 @@ from facedetect.training import AdaBoostDB
 from facedetect.pipeline.heldout import evaluate
 from facedetect.interrupts import terminate_as_interrupt
 from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
+from .conftest import plain_config
 
 
 
@@ -47,7 +48,7 @@ def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
     """The saved model's own window scoring reproduces the estimator's decisions."""
     from facedetect.haar import feature_matrix, haar_feature_pool
     data = load_cbcl(small_cbcl)
-    result = train_detector(TrainConfig((1, 5), 6), data, progress=False)
+    result = train_detector(plain_config((1, 5), 6), data, progress=False)
     model = result.model
     pool = haar_feature_pool()
     X = feature_matrix(data.images, pool, progress=False)
@@ -59,7 +60,7 @@ def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
 
 def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, monkeypatch):
     data = load_cbcl(small_cbcl)
-    config = TrainConfig((1, 10), 9)
+    config = plain_config((1, 10), 9)
     whole = train_detector(config, data, out=tmp_path / "whole.json", progress=False).model
 
     original = AdaBoostDB._boost_once
@@ -89,10 +90,10 @@ def test_resume_refuses_a_checkpoint_of_other_settings(small_cbcl, tmp_path,
                                                        interrupt_after_two_rounds):
     data = load_cbcl(small_cbcl)
     with pytest.raises(FacedetectError):
-        train_detector(TrainConfig((1, 10), 5), data, out=tmp_path / "m.json", progress=False)
+        train_detector(plain_config((1, 10), 5), data, out=tmp_path / "m.json", progress=False)
     interrupt_after_two_rounds()
     with pytest.raises(FacedetectError, match="different settings \\(cost\\)"):
-        train_detector(TrainConfig((1, 3), 5), data, out=tmp_path / "m.json", resume=True,
+        train_detector(plain_config((1, 3), 5), data, out=tmp_path / "m.json", resume=True,
                        progress=False)
 
 
@@ -106,9 +107,9 @@ def test_sigterm_becomes_an_interrupt():
 
 def test_same_seed_gives_an_identical_model_file(small_cbcl, tmp_path):
     data = load_cbcl(small_cbcl)
-    first = train_detector(TrainConfig((2, 1), 5, seed=4), data, out=tmp_path / "a.json",
+    first = train_detector(plain_config((2, 1), 5, seed=4), data, out=tmp_path / "a.json",
                            progress=False)
-    second = train_detector(TrainConfig((2, 1), 5, seed=4), data, out=tmp_path / "b.json",
+    second = train_detector(plain_config((2, 1), 5, seed=4), data, out=tmp_path / "b.json",
                             progress=False)
     strip = lambda m: {k: v for k, v in m.document.items() if k not in ("training", "sha256")}
     assert strip(first.model) == strip(second.model)
@@ -118,10 +119,10 @@ def test_same_seed_gives_an_identical_model_file(small_cbcl, tmp_path):
 
 def test_evaluation_refuses_other_data_and_unsplit_models(small_cbcl, cbcl, tmp_path):
     data = load_cbcl(small_cbcl)
-    model = train_detector(TrainConfig((1, 1), 3), data, progress=False).model
+    model = train_detector(plain_config((1, 1), 3), data, progress=False).model
     with pytest.raises(FacedetectError, match="not the data the model was trained on"):
         evaluate(model, cbcl)
-    unsplit = train_detector(TrainConfig((1, 1), 3, holdout=0), data, progress=False).model
+    unsplit = train_detector(plain_config((1, 1), 3, holdout=0), data, progress=False).model
     with pytest.raises(FacedetectError, match="holdout 0"):
         evaluate(unsplit, data)
     assert evaluate(unsplit, data, split="train")["n_positive"] == 150
@@ -167,8 +168,8 @@ def test_mirror_adds_each_training_face_flipped(small_cbcl):
     np.testing.assert_array_equal(mirrored[3], images[0][:, ::-1])
     np.testing.assert_array_equal(mirrored[4], images[2][:, ::-1])
     data = load_cbcl(small_cbcl)
-    plain = train_detector(TrainConfig((1, 5), 3), data, progress=False)
-    flipped = train_detector(TrainConfig((1, 5), 3, mirror=True), data, progress=False)
+    plain = train_detector(plain_config((1, 5), 3), data, progress=False)
+    flipped = train_detector(plain_config((1, 5), 3, mirror=True), data, progress=False)
     assert flipped.train_counts["faces"] == 2 * plain.train_counts["faces"]
     assert flipped.train_counts["non_faces"] == plain.train_counts["non_faces"]
     assert flipped.model.document["training"]["config"]["mirror"] is True
@@ -192,12 +193,12 @@ def test_bootstrapping_adds_windows_the_model_accepts_and_retrains(small_cbcl):
     from facedetect.pipeline.bootstrap import hard_negatives
     data = load_cbcl(small_cbcl)
     picture = np.ascontiguousarray(skdata.brick()[:120, :120])
-    plain = train_detector(TrainConfig((1, 1), 4), data, progress=False)
+    plain = train_detector(plain_config((1, 1), 4), data, progress=False)
     found = hard_negatives(plain.model, [picture], limit=40, seed=0)
     assert 0 < len(found) <= 40 and found.shape[1:] == (19, 19)
     # Oracle: each hard negative is a window the model accepts (scored as in training).
     assert (plain.model.decision_function(found) > 0).all()
-    boosted = train_detector(TrainConfig((1, 1), 4, bootstrap_rounds=1, bootstrap_limit=40),
+    boosted = train_detector(plain_config((1, 1), 4, bootstrap_rounds=1, bootstrap_limit=40),
                              data, progress=False, negatives=[picture])
     stages = boosted.model.document["training"]["bootstrap"]["stages"]
     assert stages == [{"stage": 1, "hard_negatives_added": len(found)}]
@@ -259,7 +260,7 @@ def test_bootstrap_threshold_harvests_near_misses_too(small_cbcl):
     from facedetect.pipeline.bootstrap import hard_negatives
     data = load_cbcl(small_cbcl)
     picture = np.ascontiguousarray(skdata.brick()[:120, :120])
-    plain = train_detector(TrainConfig((1, 1), 4), data, progress=False)
+    plain = train_detector(plain_config((1, 1), 4), data, progress=False)
     accepted = hard_negatives(plain.model, [picture], limit=10**6, seed=0)
     near = hard_negatives(plain.model, [picture], limit=10**6, seed=0, threshold=-1.0)
     assert len(near) > len(accepted)
@@ -280,7 +281,7 @@ def test_operating_point_is_chosen_on_the_calibration_split(small_cbcl):
     from facedetect.training.operating_point import cost_optimal_threshold
     from facedetect.pipeline.train import calibration_indices, split_indices
     data = load_cbcl(small_cbcl)
-    config = TrainConfig((1, 10), 10, threshold_rule="empirical")
+    config = plain_config((1, 10), 10, threshold_rule="empirical")
     model = train_detector(config, data, progress=False).model
     point = model.operating_point
     train, held = split_indices(data.labels, config)
@@ -301,7 +302,7 @@ def test_operating_point_is_chosen_on_the_calibration_split(small_cbcl):
 
 def test_adamec_and_calibration_are_stored(small_cbcl, tmp_path):
     data = load_cbcl(small_cbcl)
-    config = TrainConfig((1, 4), 10, algorithm="adaboost", prior=0.2)
+    config = plain_config((1, 4), 10, algorithm="adaboost", prior=0.2)
     model = train_detector(config, data, out=tmp_path / "m.json", progress=False).model
     point = model.operating_point
     assert model.cost == (1.0, 4.0) and point["rule"] == "probability"
@@ -324,7 +325,7 @@ def test_adamec_and_calibration_are_stored(small_cbcl, tmp_path):
 
 def test_model_without_operating_point_reports_threshold_zero(small_cbcl, tmp_path):
     data = load_cbcl(small_cbcl)
-    model = train_detector(TrainConfig((1, 10), 5, calibration_split=0), data,
+    model = train_detector(plain_config((1, 10), 5, calibration_split=0), data,
                            out=tmp_path / "old.json", progress=False).model
     assert model.operating_point is None and model.threshold == 0.0
     result = run_cli("evaluate", str(tmp_path / "old.json"), "--data", str(small_cbcl))
@@ -347,7 +348,7 @@ def test_bad_operating_point_options_are_one_line(small_cbcl, tmp_path, args, me
 @pytest.mark.parametrize("algorithm", ["db", "dbn", "cs", "adaboost", "asym-init"])
 def test_every_algorithm_gets_an_operating_point(small_cbcl, algorithm):
     data = load_cbcl(small_cbcl)
-    model = train_detector(TrainConfig((1, 10), 2, algorithm=algorithm), data,
+    model = train_detector(plain_config((1, 10), 2, algorithm=algorithm), data,
                            progress=False).model
     point = model.operating_point
     assert point["cost"] == [1.0, 10.0] and model.cost == (1.0, 10.0)
@@ -362,7 +363,7 @@ def test_calibration_part_without_faces_is_one_clear_error(small_cbcl, tmp_path)
     few = CBCLData(data.images[keep], data.labels[keep], [data.names[i] for i in keep],
                    data.source)
     with pytest.raises(FacedetectError, match="leaves the calibration part 0 faces"):
-        train_detector(TrainConfig((1, 1), 2, holdout=0), few, progress=False)
+        train_detector(plain_config((1, 1), 2, holdout=0), few, progress=False)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -422,13 +423,13 @@ def test_resume_with_fewer_rounds_saves_only_the_rounds_asked(small_cbcl, tmp_pa
     monkeypatch.setattr(AdaBoostDB, "_boost_once", stop)
     out = tmp_path / "m.json"
     with pytest.raises(FacedetectError, match="after 6 rounds"):
-        train_detector(TrainConfig((1, 10), 9), data, out=out,
+        train_detector(plain_config((1, 10), 9), data, out=out,
                        options=RunOptions(checkpoint_every=2),
                        progress=False)
     monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
-    resumed = train_detector(TrainConfig((1, 10), 4), data, out=out, resume=True,
+    resumed = train_detector(plain_config((1, 10), 4), data, out=out, resume=True,
                              progress=False).model
-    short = train_detector(TrainConfig((1, 10), 4), data, progress=False).model
+    short = train_detector(plain_config((1, 10), 4), data, progress=False).model
     assert resumed.n_stumps == 4
     for key in ("thresholds", "polarities", "alphas"):
         assert getattr(resumed, key).tobytes() == getattr(short, key).tobytes()

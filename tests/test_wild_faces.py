@@ -21,7 +21,7 @@ from facedetect.errors import FacedetectError
 from facedetect.pipeline.wild import crop_recall, eyes_found, split_wild_faces
 from facedetect.pipeline.train import TrainConfig, train_detector
 
-from .conftest import SHARED
+from .conftest import SHARED, plain_config
 
 HEADER = "file,source,subject,leye_x,leye_y,reye_x,reye_y\n"
 
@@ -257,7 +257,7 @@ def test_resume_after_the_faces_changed_is_refused(small_cbcl, cbcl_faces_folder
                                                    interrupt_after_two_rounds):
     folder, _ = cbcl_faces_folder
     data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)
-    config = TrainConfig(cost=(1, 10), rounds=5)
+    config = plain_config((1, 10), 5)
     with pytest.raises(FacedetectError, match="interrupted"):
         train_detector(config, data, faces=faces, out=tmp_path / "m.json", progress=False)
     interrupt_after_two_rounds()

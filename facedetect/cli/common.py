@@ -12,6 +12,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ..costs import InvalidCost, check_cost
 from ..errors import FacedetectError, InterruptedRun
 from ..interrupts import redelivered_interrupts, terminate_as_interrupt
 
@@ -74,7 +75,8 @@ def _one_line_warning(prog: str):
 
 
 def parse_cost(text: str) -> tuple[float, float]:
-    """``"CP,CN"`` -> two positive finite floats (argparse type)."""
+    """``"CP,CN"`` -> two positive finite floats (argparse type), checked by
+    :func:`facedetect.costs.check_cost`."""
     parts = text.split(",")
     if len(parts) != 2:
         raise argparse.ArgumentTypeError(
@@ -83,11 +85,11 @@ def parse_cost(text: str) -> tuple[float, float]:
         values = tuple(float(p) for p in parts)
     except ValueError:
         raise argparse.ArgumentTypeError(f"costs must be numbers, got {text!r}") from None
-    if not all(0 < v < float("inf") for v in values):
-        raise argparse.ArgumentTypeError(f"costs must be positive and finite, got {text!r}")
-    if max(values) / min(values) > 1e6:
-        raise argparse.ArgumentTypeError(f"the cost ratio must be at most 1e6, got {text!r}")
-    return values
+    try:
+        return check_cost(values)
+    except InvalidCost as error:
+        raise argparse.ArgumentTypeError(f"{str(error).split(', got')[0]}, got {text!r}") \
+            from None
 
 
 def bounded_int(low: int, high: int):

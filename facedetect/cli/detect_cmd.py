@@ -6,27 +6,18 @@ import argparse
 import json
 import re
 import sys
-from importlib import resources
 from pathlib import Path
 
 from ..threads import wait_passively
 from ..detector.annotate import annotate
-from ..detector.detect import DetectionParams, detect_faces, params_for, scanner_for
+from ..detector.api import find_faces, prepare
+from ..detector.detect import DetectionParams
 from ..images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
-from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, standalone_main,
                      writable_folder)
 
 DEFAULTS = DetectionParams()
-
-
-SHIPPED_MODELS = ("default", "cascade")
-
-
-def default_model_path(name: str = "default") -> Path:
-    """A model shipped with the package: ``default`` (one stage) or ``cascade``."""
-    return Path(str(resources.files("facedetect") / "models" / f"{name}.json"))
 
 
 def parse_step(text: str):
@@ -77,30 +68,21 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
                              "rejection thresholds (slower, no approximation)")
 
 
-def params_from(args, model) -> DetectionParams:
-    """The scan settings: the flags given, the rest from the model."""
+def prepare_from(args, model=None):
+    """``(model, scan settings, scanner)`` for the flags given, the rest from the model
+    (:func:`facedetect.detector.api.prepare`, as ``facedetect.detect`` uses)."""
     try:
-        return params_for(model, scale_factor=args.scale_factor, step=args.step,
-                          min_size=args.min_size, max_size=args.max_size,
-                          threshold=args.threshold, min_neighbors=args.min_neighbors,
-                          neighbor_margin=args.neighbor_margin)
+        return prepare(model if model is not None else args.model, args.exact,
+                       scale_factor=args.scale_factor, step=args.step,
+                       min_size=args.min_size, max_size=args.max_size,
+                       threshold=args.threshold, min_neighbors=args.min_neighbors,
+                       neighbor_margin=args.neighbor_margin)
     except FacedetectError as error:
         # The library names its parameters; say them as the flags the user typed.
         raise FacedetectError(re.sub(r"\b(scale_factor|step|min_size|max_size|min_neighbors|"
                                      r"neighbor_margin)\b",
                                      lambda m: "--" + m.group(1).replace("_", "-"),
                                      str(error))) from None
-
-
-def load_detector(path) -> HaarDetectorModel:
-    """A model file, or a shipped model by name (``default`` when ``path`` is None): a
-    file of that name in the working folder wins, as a path always does."""
-    name = "default" if path is None else str(path)
-    if name in SHIPPED_MODELS and not Path(name).exists():
-        path = default_model_path(name)
-        if not path.exists():
-            raise FacedetectError(f"the shipped model {path} is missing; pass --model")
-    return HaarDetectorModel.load(path)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -149,14 +131,12 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
 
 def run(args: argparse.Namespace) -> int:
     wait_passively()   # scanning beside other work: see facedetect.threads
-    model = load_detector(args.model)
-    params = params_from(args, model)
+    model, params, scanner = prepare_from(args)
     if model.detection is None and args.threshold is None:
         import warnings
         warnings.warn("this model has no image operating point (trained with --no-bootstrap "
                       f"or without negative pictures): scanning at its window threshold "
                       f"{params.threshold:g}; --threshold sets another")
-    scanner = scanner_for(model, params, pruning=not args.exact)
     files = expand_inputs(args.images)
     if not files:
         raise FacedetectError("no images found in " + ", ".join(args.images))
@@ -166,11 +146,7 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         try:
             grey = read_grey(path, args.max_pixels)
-            width, height = model.window
-            if grey.shape[0] < height or grey.shape[1] < width:
-                raise FacedetectError(f"{path}: image is {grey.shape[1]}x{grey.shape[0]}, "
-                                      f"smaller than the {width}x{height} window")
-            found = detect_faces(grey, model, params, scanner)
+            found = find_faces(grey, model, params, scanner, str(path))
             out = output / names[path] if is_folder else output
             if out is not None:
                 annotate(grey, found.boxes, found.scores, out)

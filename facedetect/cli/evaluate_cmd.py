@@ -10,7 +10,7 @@ from ..errors import FacedetectError
 from ..data.wild_faces import find_faces, load_wild_faces
 from ..pipeline.wild import evaluate_wild_faces
 from ..pipeline.heldout import evaluate
-from .detect_cmd import load_detector
+from ..detector.api import load_model
 from .common import (bounded_int, describe_operating_point, finite_float, print_json,
                      standalone_main)
 
@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_detector(args.model)
+    model = load_model(args.model)
     data = load_cbcl(args.data)
     report = evaluate(model, data, args.split, args.threshold, args.roc_points)
     folder = find_faces(args.faces)

@@ -12,7 +12,6 @@ from tqdm.auto import tqdm
 
 from ..threads import wait_passively
 from ..atomic import atomic_write_text
-from ..detector.detect import scanner_for
 from ..detector.detect import box_mapping
 from ..detector.image_evaluation import (evaluation_images, near_misses, opencv_baseline,
                                          read_annotations, scan_dataset, summarize)
@@ -20,7 +19,7 @@ from ..images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 from .common import check_writable
-from .detect_cmd import add_scan_options, load_detector, params_from
+from .detect_cmd import add_scan_options, prepare_from
 
 OPENCV_CASCADES = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
 
@@ -124,8 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if not annotations:
         raise FacedetectError(f"{args.annotations}: no annotated faces")
     images = evaluation_images(args.images_dir, annotations)
-    model = load_detector(args.model)
-    params = params_from(args, model)
+    model, params, scanner = prepare_from(args)
     if args.curve or args.calibrate:
         low = min(params.threshold, 0.0)
         # Curves reach below the score of every training face, where learnt rejection
@@ -134,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
         if params.step == "refine":
             params.step = 1
         scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False)
-    else:
-        scanner = scanner_for(model, params, pruning=not args.exact)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = box_mapping(model)   # the model's own: a --positives cascade's is 1, 0

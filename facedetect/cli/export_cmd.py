@@ -7,7 +7,7 @@ import argparse
 from ..detector.detect import params_for
 from ..detector.export import export_opencv
 from .common import check_writable, finite_float
-from .detect_cmd import load_detector
+from ..detector.api import load_model
 
 
 def add_parser(subparsers) -> None:
@@ -22,7 +22,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_detector(args.model)
+    model = load_model(args.model)
     out = check_writable(args.out, "out")
     threshold = params_for(model, threshold=args.threshold).threshold
     export_opencv(model, out, threshold)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import __version__
+from .._version import __version__
 from . import (
     data_cmd,
     detect_cmd,

@@ -11,7 +11,7 @@ from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..plots import draw_haar_features
 from .common import check_writable
-from .detect_cmd import load_detector
+from ..detector.api import load_model
 
 
 def add_parser(subparsers) -> None:
@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_writable(args.out, "--out")
-    model = load_detector(args.model)
+    model = load_model(args.model)
     if args.count < 1:
         raise FacedetectError("--count must be at least 1")
     width, height = model.window

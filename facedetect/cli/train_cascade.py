@@ -13,6 +13,8 @@ from ..errors import FacedetectError
 from ..pipeline.bootstrap import NegativeSet
 from ..pipeline.cascade import CascadeConfig
 from ..pipeline.cascade_train import train_cascade
+from ..pipeline.config import TrainConfig
+from ..pipeline.run import RunOptions
 from .common import bounded_int, probability
 
 CASCADE_DEFAULTS = CascadeConfig()
@@ -65,35 +67,36 @@ def window_size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-# One-stage flags a cascade has no use for, with the value that means "not given" (the
-# train command's default; a test checks they agree): set otherwise, they are refused
-# rather than silently ignored.
+# One-stage flags a cascade has no use for: set away from the train command's default (the
+# recipe's, TrainConfig()), they are refused rather than silently ignored.
+RECIPE = TrainConfig()
 ONE_STAGE_FLAGS = {
-    "--rounds": ("rounds", 300, "a stage ends by --max-stumps-per-stage and "
+    "--rounds": ("rounds", "a stage ends by --max-stumps-per-stage and "
                                 "--max-false-alarm-rate"),
-    "--algorithm": ("algorithm", "db", "every stage is AdaBoostDB"),
-    "--selection": ("selection", "root", "every stage selects by the largest root"),
-    "--exact": ("exact", False, "stages train on compact features"),
-    "--prior": ("prior", None, "a cascade has no window operating point"),
-    "--calibration-split": ("calibration_split", 0.2, "a cascade has no window operating "
+    "--algorithm": ("algorithm", "every stage is AdaBoostDB"),
+    "--selection": ("selection", "every stage selects by the largest root"),
+    "--exact": ("exact", "stages train on compact features"),
+    "--prior": ("prior", "a cascade has no window operating point"),
+    "--calibration-split": ("calibration_split", "a cascade has no window operating "
                                                       "point"),
-    "--calibration": ("calibration", "sigmoid", "a cascade has no window operating point"),
-    "--threshold-rule": ("threshold_rule", "calibrated", "a cascade has no window operating "
+    "--calibration": ("calibration", "a cascade has no window operating point"),
+    "--threshold-rule": ("threshold_rule", "a cascade has no window operating "
                                                          "point"),
-    "--no-bootstrap / --bootstrap-rounds": ("bootstrap_rounds", 2, "every stage after the "
+    "--no-bootstrap / --bootstrap-rounds": ("bootstrap_rounds", "every stage after the "
                                             "first mines its negatives"),
-    "--bootstrap-limit": ("bootstrap_limit", 4000, "see --negatives-per-stage"),
-    "--bootstrap-threshold": ("bootstrap_threshold", 0.0, "stages mine at their threshold"),
-    "--checkpoint-every": ("checkpoint_every", 10, "a cascade is checkpointed after every "
+    "--bootstrap-limit": ("bootstrap_limit", "see --negatives-per-stage"),
+    "--bootstrap-threshold": ("bootstrap_threshold", "stages mine at their threshold"),
+    "--checkpoint-every": ("checkpoint_every", "a cascade is checkpointed after every "
                                                    "stage"),
-    "--stage-rounds": ("stage_rounds", 100, "a stage ends by --max-stumps-per-stage and "
+    "--stage-rounds": ("stage_rounds", "a stage ends by --max-stumps-per-stage and "
                                             "--max-false-alarm-rate"),
 }
 
 
 def check_cascade_flags(args) -> None:
     """Refuse one-stage flags set away from their defaults: a cascade would ignore them."""
-    for flag, (name, default, why) in ONE_STAGE_FLAGS.items():
+    for flag, (name, why) in ONE_STAGE_FLAGS.items():
+        default = getattr(RunOptions if name == "checkpoint_every" else RECIPE, name)
         if getattr(args, name, default) != default:
             raise FacedetectError(f"{flag} is for one-stage training, and a cascade would "
                                   f"ignore it ({why}): drop it, or drop --stages")

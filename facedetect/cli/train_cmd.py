@@ -13,6 +13,7 @@ from ..data import load_cbcl
 from ..data.wild_faces import find_faces, heldout_mask, load_wild_faces
 from ..errors import FacedetectError
 from ..pipeline.bootstrap import NegativeSet
+from ..registry import ALGORITHMS as REGISTRY
 from ..pipeline.image_point import TARGET_FALSE_ALARMS_PER_MPX
 from ..pipeline.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
                                check_config, check_data, split_indices)
@@ -26,13 +27,9 @@ from .common import (bounded_int, check_not_run_file, check_writable, created_fo
                      scheduler, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
-# The detector recipe (train-detector with no flags); the measurements behind it are in
-# docs/detector-training.md.
-DEFAULT_ROUNDS = 450
-DEFAULT_JITTER = 3
-DEFAULT_BOOTSTRAP_ROUNDS = 2
-DEFAULT_BOOTSTRAP_LIMIT = 4000
-DEFAULT_STAGE_ROUNDS = 100
+# The recipe (train-detector with no flags) is TrainConfig's defaults; the measurements
+# behind it are in docs/detector-training.md.
+RECIPE = TrainConfig()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -45,22 +42,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _learner_options(parser: argparse.ArgumentParser) -> None:
     """The data, the split and the boosting algorithm."""
     group = parser.add_argument_group("learner and data")
-    group.add_argument("--cost", type=parse_cost, default=(1.0, 1.0), metavar="CP,CN",
-                       help="cost of a missed face, then of a false alarm (default 1,1)")
-    group.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
-                       help=f"boosting rounds (default {DEFAULT_ROUNDS})")
-    group.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default="db",
-                       help="db (AdaBoostDB, default), dbn (no conditional search), "
-                            "cs (Cost-Sensitive AdaBoost), adaboost, asym-init")
-    group.add_argument("--selection", choices=("root", "loss"), default="root",
+    group.add_argument("--cost", type=parse_cost, default=RECIPE.cost, metavar="CP,CN",
+                       help="cost of a missed face, then of a false alarm (default "
+                            f"{RECIPE.cost[0]:g},{RECIPE.cost[1]:g})")
+    group.add_argument("--rounds", type=int, default=RECIPE.rounds,
+                       help=f"boosting rounds (default {RECIPE.rounds})")
+    group.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default=RECIPE.algorithm,
+                       help="; ".join(f"{name}: {entry.description}"
+                                      for name, entry in REGISTRY.items())
+                            + f" (default {RECIPE.algorithm})")
+    group.add_argument("--selection", choices=("root", "loss"), default=RECIPE.selection,
                        help="db/dbn: largest root (paper, default) or smallest loss")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz")
-    group.add_argument("--holdout", type=float, default=0.25,
-                       help="stratified held-out fraction (default 0.25; 0 trains on all)")
+    group.add_argument("--holdout", type=float, default=RECIPE.holdout,
+                       help=f"stratified held-out fraction (default {RECIPE.holdout:g}; 0 "
+                            "trains on all)")
     group.add_argument("--balanced", action="store_true",
                        help="use the class-balanced subset (the paper's CBCL experiment)")
-    group.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=0,
-                       help="split seed, 0..2^32-1 (default 0)")
+    group.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=RECIPE.seed,
+                       help=f"split seed, 0..2^32-1 (default {RECIPE.seed})")
 
 
 def _face_options(parser: argparse.ArgumentParser) -> None:
@@ -73,30 +73,32 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-wild-faces", action="store_true",
                        help="train on CBCL's faces only, even where faces from the wild "
                             "are found")
-    group.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=True,
+    group.add_argument("--mirror", action=argparse.BooleanOptionalAction,
+                       default=RECIPE.mirror,
                        help="also train on every training face flipped left to right "
-                            "(default: on)")
-    group.add_argument("--jitter", type=bounded_int(0, 100), default=DEFAULT_JITTER,
+                            f"(default: {'on' if RECIPE.mirror else 'off'})")
+    group.add_argument("--jitter", type=bounded_int(0, 100), default=RECIPE.jitter,
                        metavar="N",
                        help="also train on N slightly turned, scaled and shifted copies of "
-                            f"every training face, 0..100 (default {DEFAULT_JITTER})")
+                            f"every training face, 0..100 (default {RECIPE.jitter})")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:
     """How the window operating point is chosen."""
     group = parser.add_argument_group("window operating point")
-    group.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
+    group.add_argument("--calibration-split", type=float, default=RECIPE.calibration_split,
+                       metavar="F",
                        help="fraction of the training part kept from boosting to choose the "
-                            "cost-aware operating point (default 0.2; 0 keeps the raw "
-                            "threshold 0)")
+                            "cost-aware operating point (default "
+                            f"{RECIPE.calibration_split:g}; 0 keeps the raw threshold 0)")
     group.add_argument("--prior", type=probability, metavar="P",
                        help="deployment probability of a face, in (0, 1), for the operating "
                             "point (default: the training data's)")
-    group.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
+    group.add_argument("--calibration", choices=("sigmoid", "isotonic"), default=RECIPE.calibration,
                        help="calibration map fitted on the calibration split, stored for "
                             "predict_proba: sigmoid (Platt, default) or isotonic")
     group.add_argument("--threshold-rule", choices=("calibrated", "empirical"),
-                       default="calibrated",
+                       default=RECIPE.threshold_rule,
                        help="calibrated (default): where the calibrated probability crosses "
                             "the Bayes cut Cn/(Cp+Cn); empirical: the least expected cost "
                             "counted on the calibration windows")
@@ -114,22 +116,23 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                             "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
                             "else scikit-image's 16 pictures, with a warning)")
     group.add_argument("--bootstrap-rounds", type=bounded_int(0, 20),
-                       default=DEFAULT_BOOTSTRAP_ROUNDS, metavar="K",
+                       default=RECIPE.bootstrap_rounds, metavar="K",
                        help="retrain K times, adding the false positives mined on the "
-                            f"negatives (default {DEFAULT_BOOTSTRAP_ROUNDS})")
+                            f"negatives (default {RECIPE.bootstrap_rounds})")
     group.add_argument("--no-bootstrap", action="store_const", const=0,
                        dest="bootstrap_rounds",
                        help="no hard-negative bootstrapping: the plain window classifier "
                             "of the paper's experiment")
     group.add_argument("--stage-rounds", type=bounded_int(1, 100_000),
-                       default=DEFAULT_STAGE_ROUNDS, metavar="N",
+                       default=RECIPE.stage_rounds, metavar="N",
                        help="boosting rounds of each bootstrap stage before the last, whose "
-                            f"models only mine hard negatives (default {DEFAULT_STAGE_ROUNDS})")
+                            f"models only mine hard negatives (default {RECIPE.stage_rounds})")
     group.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
-                       default=DEFAULT_BOOTSTRAP_LIMIT, metavar="N",
+                       default=RECIPE.bootstrap_limit, metavar="N",
                        help="hard negatives mined per bootstrap round at most (default "
-                            f"{DEFAULT_BOOTSTRAP_LIMIT})")
-    group.add_argument("--bootstrap-threshold", type=finite_float, default=0.0, metavar="T",
+                            f"{RECIPE.bootstrap_limit})")
+    group.add_argument("--bootstrap-threshold", type=finite_float,
+                       default=RECIPE.bootstrap_threshold, metavar="T",
                        help="harvest the windows scoring above T (default 0, the windows "
                             "the model accepts; below 0 near misses join them)")
     group.add_argument("--false-alarms", type=finite_float,
@@ -143,8 +146,10 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     """Output, checkpoints, memory and progress."""
     group = parser.add_argument_group("run")
     group.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
-    group.add_argument("--checkpoint-every", type=int, default=10, metavar="N",
-                       help="write a checkpoint every N rounds (default 10)")
+    group.add_argument("--checkpoint-every", type=int,
+                       default=RunOptions.checkpoint_every, metavar="N",
+                       help="write a checkpoint every N rounds (default "
+                            f"{RunOptions.checkpoint_every})")
     group.add_argument("--resume", action="store_true",
                        help="continue an interrupted run from its checkpoint")
     group.add_argument("--exact", action="store_true",
@@ -174,6 +179,15 @@ def _out_path(args) -> Path:
     return DEFAULT_MODEL_DIR / f"{kind}_{cp}_{cn}.json"
 
 
+def config_from(args: argparse.Namespace) -> TrainConfig:
+    """The TrainConfig the flags ask for: every field from the flag of its name."""
+    fields = {name: getattr(args, name) for name in RECIPE.as_dict()}
+    fields["cost"] = tuple(args.cost)
+    if not args.bootstrap_rounds:
+        fields["stage_rounds"] = None   # no bootstrap stages to shorten
+    return TrainConfig(**fields)
+
+
 def run(args: argparse.Namespace) -> int:
     quiet = args.quiet or args.json
 
@@ -189,12 +203,7 @@ def run(args: argparse.Namespace) -> int:
                          log=log, warn=warn)
     options.check()
     out = _out_path(args)
-    config = TrainConfig(tuple(args.cost), args.rounds, args.algorithm, args.selection,
-                         args.holdout, args.balanced, args.seed, args.mirror, args.jitter,
-                         args.calibration_split, args.prior, args.calibration,
-                         args.threshold_rule, args.exact, args.bootstrap_rounds,
-                         args.bootstrap_limit, args.bootstrap_threshold,
-                         args.stage_rounds if args.bootstrap_rounds else None)
+    config = config_from(args)
     check_config(config)
     if args.workers and args.scheduler:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "

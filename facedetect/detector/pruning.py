@@ -78,7 +78,7 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
     >>> thresholds, quantile, loss = soft_rejection_thresholds(
     ...     model, faces, threshold=-50.0, max_loss=0.0, reference=-np.inf)
     >>> thresholds.shape, quantile, loss
-    ((300,), 0.0, 0.0)
+    ((450,), 0.0, 0.0)
     """
     scores = model.running_scores(face_windows)
     kept = scores[:, -1] > reference

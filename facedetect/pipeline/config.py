@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..training.splits import balanced_subset, stratified_holdout
+from ..costs import check_cost
 from ..errors import FacedetectError
 from ..training.algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
 from ..training.operating_point import CALIBRATIONS, check_prior
@@ -20,28 +21,57 @@ ALGORITHM_CHOICES = tuple(ALGORITHMS)
 THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainConfig:
     """What ``train-detector`` learns: the learner, the data split, augmentation, the
-    operating point and bootstrapping (``train-detector --help`` describes each field).
-    How a run reports and saves is :class:`.run.RunOptions`.
+    operating point and bootstrapping. The defaults are the command's recipe (the
+    command reads them from here); ``train-detector --help`` describes each field. How a
+    run reports and saves is :class:`.run.RunOptions`.
+
+    Parameters
+    ----------
+    cost : (float, float)
+        Cost of a missed face, then of a false alarm.
+    rounds : int
+        Boosting rounds of the final model (``--rounds``).
+    algorithm : str
+        A name of :data:`facedetect.training.algorithms.ALGORITHMS` (``db``: AdaBoostDB).
+    selection : {"root", "loss"}
+        AdaBoostDB's weak-learner selection.
+    holdout : float
+        Stratified fraction of CBCL held out from training, in [0, 1).
+    balanced : bool
+        Train on the class-balanced subset (the paper's CBCL experiment).
+    seed : int
+        Seeds the split, augmentation and mining.
+    mirror, jitter : bool, int
+        Also train on every face mirrored, and on ``jitter`` turned, scaled and shifted
+        copies of each.
+    calibration_split, prior, calibration, threshold_rule
+        The window operating point (see the comments below).
+    exact : bool
+        The paper's float32 search instead of compact uint8 bins.
+    bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
+        Hard-negative bootstrapping (see the comments below).
 
     Examples
     --------
     >>> config = TrainConfig(cost=(1, 10), rounds=50)
     >>> config.algorithm, config.uses_exact, config.as_dict()["cost"]
     ('db', False, [1, 10])
+    >>> TrainConfig().rounds, TrainConfig().bootstrap_rounds   # the command's recipe
+    (450, 2)
     """
 
     cost: tuple[float, float] = (1.0, 1.0)
-    rounds: int = 200
+    rounds: int = 450
     algorithm: str = "db"
     selection: str = "root"
     holdout: float = 0.25
     balanced: bool = False
     seed: int = 0
-    mirror: bool = False
-    jitter: int = 0
+    mirror: bool = True
+    jitter: int = 3
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the
     # threshold goes where the calibrated probability crosses the Bayes cut for the cost
@@ -55,12 +85,12 @@ class TrainConfig:
     exact: bool = False
     # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
     # scoring above ``threshold`` on the negative pictures.
-    bootstrap_rounds: int = 0
+    bootstrap_rounds: int = 2
     bootstrap_limit: int = 4000
     bootstrap_threshold: float = 0.0
     # Rounds of each bootstrap stage before the last (None: ``rounds``): those models only
     # mine hard negatives, and a shorter one finds them sooner.
-    stage_rounds: int | None = None
+    stage_rounds: int | None = 100
 
     def rounds_at(self, stage: int) -> int:
         """Boosting rounds of ``stage`` (0-based; the last stage is ``bootstrap_rounds``):
@@ -160,6 +190,7 @@ def calibration_indices(labels, train, config: TrainConfig):
 
 def check_config(config: TrainConfig) -> None:
     """Refuse settings that cannot give a sound model, naming the parameter."""
+    check_cost(config.cost)
     if not (isinstance(config.rounds, (int, np.integer)) and 1 <= config.rounds <= 100_000):
         raise FacedetectError(f"rounds must be an integer in 1..100000, got {config.rounds!r}")
     if config.stage_rounds is not None and not (

@@ -65,7 +65,7 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     >>> from facedetect.pipeline.train import TrainConfig, train_detector
     >>> data = make_toy_windows()
     >>> config = TrainConfig(cost=(1, 10), rounds=3, jitter=0, mirror=False, bootstrap_rounds=0)
-    >>> model = train_detector(config, data, progress=False).model
+    >>> model = train_detector(config, data, faces=None, progress=False).model
     >>> report = evaluate(model, data)
     >>> report["split"], report["n_stumps"], report["threshold_source"]
     ('heldout', 1, 'operating point')

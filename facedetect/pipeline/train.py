@@ -36,46 +36,78 @@ __all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "traini
 
 @dataclass
 class TrainResult:
+    """A finished run: the model (saved to ``out`` where one was given), the seconds it
+    took, of which computing features, and the faces and non-faces of its last stage."""
+
     model: HaarDetectorModel
     seconds: float
     feature_seconds: float
     train_counts: dict = field(default_factory=dict)
 
 
-def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
-                   faces=None, resume: bool = False, progress: bool = True,
+# Default of ``negatives`` and ``faces``: found as the command finds them.
+FIND = "find"
+
+
+def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
+                   negatives=FIND, faces=FIND, resume: bool = False, progress: bool = True,
                    options: RunOptions | None = None) -> TrainResult:
-    """Train a detector on CBCL windows and save it to ``out``.
+    """Train a detector and save it to ``out``: ``train-detector`` from Python.
 
-    With ``faces`` (a :class:`facedetect.data.wild_faces.WildFaces`), every face outside
-    its fixed held-out part joins the training faces as one window (:mod:`.wild`); the
-    held-out ones join the held-out CBCL faces that bound the image operating point.
+    Parameters
+    ----------
+    config : TrainConfig, optional
+        What to learn; the default is the command's recipe (``TrainConfig()``).
+    data : CBCLData, optional
+        The CBCL windows (default: :func:`facedetect.data.load_cbcl`, found as the command
+        finds them).
+    out : path, optional
+        Where to save the model (JSON, written atomically); None keeps it in memory.
+    negatives : "find", path, NegativeSet, list of arrays or None
+        Face-free pictures for hard-negative mining (with ``config.bootstrap_rounds``):
+        ``"find"`` looks where ``--negatives`` does ($FACEDETECT_NEGATIVES,
+        ./data/negatives, the user cache; else scikit-image's pictures, with a warning).
+    faces : "find", path, WildFaces or None
+        Faces from the wild: ``"find"`` looks where ``--faces`` does ($FACEDETECT_FACES,
+        ./data/faces, the user cache); None trains on CBCL's faces only.
+    resume : bool
+        Continue from ``out``'s checkpoint, to the model an uninterrupted run gives.
+    progress : bool
+        Progress bars on stderr.
+    options : RunOptions, optional
+        Checkpointing, memory, the false-alarm target, logging, a Dask client.
 
-    With ``resume`` the run continues from its checkpoint (:class:`RunOptions`) and yields
-    the model an uninterrupted run would.
+    Returns
+    -------
+    TrainResult
 
-    With ``config.bootstrap_rounds`` K > 0, the model is trained K + 1 times: after each
-    training, up to ``bootstrap_limit`` windows it accepts on the ``negatives`` (a
-    :class:`.bootstrap.NegativeSet`, or a list of grey pictures) join the training
-    negatives. The held-out pictures of a NegativeSet then choose the image operating
-    point (:mod:`.image_point`).
+    Notes
+    -----
+    With ``faces``, every face outside its fixed held-out part joins the training faces
+    as one window (:mod:`.wild`); the held-out ones join the held-out CBCL faces that
+    bound the image operating point. With ``config.bootstrap_rounds`` K > 0, the model is
+    trained K + 1 times: after each training, up to ``bootstrap_limit`` windows it accepts
+    on the negatives are added as hard negatives. The held-out pictures of a NegativeSet
+    then choose the image operating point (:mod:`.image_point`).
 
     Examples
     --------
     >>> from facedetect.data import make_toy_windows
     >>> config = TrainConfig(cost=(1, 10), rounds=3, jitter=0, mirror=False, bootstrap_rounds=0)
-    >>> result = train_detector(config, make_toy_windows(), progress=False)
+    >>> result = train_detector(config, make_toy_windows(), faces=None, progress=False)
     >>> result.model.window, result.train_counts
     ((19, 19), {'faces': 24, 'non_faces': 36})
     """
+    config = config if config is not None else TrainConfig()
     options = options or RunOptions()
     start = time.perf_counter()
     check_config(config)
     options.check()
     cbcl = data if data is not None else load_cbcl()
     check_data(cbcl)
-    if isinstance(negatives, list):
-        negatives = NegativeSet(negatives, [], "pictures given", "")
+    warn = options.warn or (lambda line: print(line, file=sys.stderr))
+    negatives = _negatives(negatives, config, warn)
+    faces = _faces(faces, warn)
     if config.bootstrap_rounds and negatives is None:
         raise FacedetectError("bootstrapping needs negative pictures")
     train, held = split_indices(cbcl.labels, config)
@@ -110,6 +142,28 @@ def train_detector(config: TrainConfig, data=None, *, out=None, negatives=None,
             remove_checkpoint(run.checkpoint)
     return TrainResult(model, seconds, run.feature_seconds,
                        {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+
+
+def _negatives(negatives, config: TrainConfig, warn):
+    """The negative pictures ``negatives`` names (see :func:`train_detector`)."""
+    if isinstance(negatives, list):
+        return NegativeSet(negatives, [], "pictures given", "")
+    if isinstance(negatives, str) and negatives == FIND:
+        return NegativeSet.find(None, warn=warn) if config.bootstrap_rounds else None
+    if isinstance(negatives, (str, Path)):
+        return NegativeSet.find(negatives, warn=warn)
+    return negatives
+
+
+def _faces(faces, warn):
+    """The faces from the wild ``faces`` names (see :func:`train_detector`)."""
+    from ..data.wild_faces import find_faces, load_wild_faces
+    if isinstance(faces, str) and faces == FIND:
+        folder = find_faces(None)
+        return load_wild_faces(folder, warn=warn) if folder is not None else None
+    if isinstance(faces, (str, Path)):
+        return load_wild_faces(find_faces(faces), warn=warn)
+    return faces
 
 
 def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,

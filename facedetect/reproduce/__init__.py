@@ -4,3 +4,7 @@
 synthetic and UCI sets, for the paper's 19 costs and 3 folds, and writes our tables next to
 the paper's.
 """
+
+from .paper import PaperConfig, run_paper
+
+__all__ = ["PaperConfig", "run_paper"]

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from ..errors import FacedetectError
 from .boosting import BoostedStumps
+from ..registry import ALGORITHMS as REGISTRY
+from ..registry import FILE_ALGORITHMS
 from .roots import normalized_costs
 from .rules import RoundState, min_loss_brute_force, select_binned
 
@@ -166,18 +168,13 @@ class Algorithm:
     description: str = ""
 
 
-ALGORITHMS = {
-    "db": Algorithm(AdaBoostDB, description="AdaBoostDB with the conditional search"),
-    "dbn": Algorithm(AdaBoostDB, {"search": "exhaustive"},
-                     description="AdaBoostDB solving every candidate's root"),
-    "cs": Algorithm(CostSensitiveAdaBoost, description="Cost-Sensitive AdaBoost"),
-    "adaboost": Algorithm(AdaBoost, uses_cost=False, description="plain AdaBoost"),
-    "asym-init": Algorithm(AsymmetricInitAdaBoost,
-                           description="AdaBoost with cost-proportional initial weights"),
-}
-# The estimator classes a model file may name (its "algorithm" field).
+# Each algorithm of the registry (facedetect.registry) with its estimator class.
 FILE_CLASSES = {cls.algorithm: cls for cls in (AdaBoostDB, CostSensitiveAdaBoost, AdaBoost,
                                                AsymmetricInitAdaBoost)}
+ALGORITHMS = {name: Algorithm(FILE_CLASSES[entry.file_name], dict(entry.params),
+                              entry.uses_cost, entry.description)
+              for name, entry in REGISTRY.items()}
+assert set(FILE_CLASSES) == set(FILE_ALGORITHMS), "facedetect.registry and the classes differ"
 
 
 def make_algorithm(name: str, n_rounds: int, cost=(1.0, 1.0), **params) -> BoostedStumps:

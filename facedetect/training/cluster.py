@@ -173,7 +173,7 @@ def _installed_version() -> str:
     try:
         return importlib.metadata.version("facedetect")
     except importlib.metadata.PackageNotFoundError:
-        from .. import __version__
+        from .._version import __version__
         return __version__
 
 

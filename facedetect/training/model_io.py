@@ -30,13 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model_file import FORMAT, VERSION, digest, load_document, reseal, save_document
-from .algorithms import FILE_CLASSES as ALGORITHMS
+from ..model_file import FORMAT, VERSION, digest, load_document, save_document
+from .algorithms import FILE_CLASSES
 from .algorithms import AdaBoost, AdaBoostDB
 from .boosting import BoostedStumps
 
-__all__ = ["FORMAT", "VERSION", "ALGORITHMS", "load_document", "reseal", "save_document",
-           "model_document", "save_model", "estimator_from_document", "load_model"]
+__all__ = ["model_document", "save_model", "estimator_from_document", "load_estimator"]
 
 
 def model_document(model: BoostedStumps, features: dict | None = None,
@@ -84,7 +83,7 @@ def save_model(path, model: BoostedStumps, features: dict | None = None,
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> model = AdaBoostDB(n_rounds=1, cost=(1, 10)).fit(X, [0, 0, 1, 1])
     >>> path = save_model(Path(tempfile.mkdtemp()) / "model.json", model)
-    >>> loaded, document = load_model(path)
+    >>> loaded, document = load_estimator(path)
     >>> document["algorithm"], document["cost"], loaded.predict(X).tolist()
     ('db', [1.0, 10.0], [0, 0, 1, 1])
     """
@@ -93,7 +92,7 @@ def save_model(path, model: BoostedStumps, features: dict | None = None,
 
 def estimator_from_document(document: dict) -> BoostedStumps:
     """A fitted estimator with the document's stumps (no training state)."""
-    cls = ALGORITHMS[document["algorithm"]]
+    cls = FILE_CLASSES[document["algorithm"]]
     stumps = document["stumps"]
     params = {"n_rounds": len(stumps)}
     if cls is not AdaBoost:
@@ -111,7 +110,7 @@ def estimator_from_document(document: dict) -> BoostedStumps:
     return model
 
 
-def load_model(path) -> tuple[BoostedStumps, dict]:
+def load_estimator(path) -> tuple[BoostedStumps, dict]:
     """``(estimator, document)`` from a model file.
 
     Examples
@@ -120,7 +119,7 @@ def load_model(path) -> tuple[BoostedStumps, dict]:
     >>> from facedetect.training import AdaBoost
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> path = save_model(Path(tempfile.mkdtemp()) / "m.json", AdaBoost(1).fit(X, [0, 0, 1, 1]))
-    >>> model, document = load_model(path)
+    >>> model, document = load_estimator(path)
     >>> type(model).__name__, len(document["stumps"]), len(document["sha256"])
     ('AdaBoost', 1, 64)
     """

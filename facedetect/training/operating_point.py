@@ -214,6 +214,7 @@ def fit_calibration(scores, labels, method: str = "sigmoid") -> dict:
     """
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.frozen import FrozenEstimator
+    from sklearn.isotonic import IsotonicRegression
 
     if method not in CALIBRATIONS:
         raise FacedetectError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got "
@@ -222,15 +223,29 @@ def fit_calibration(scores, labels, method: str = "sigmoid") -> dict:
     if min(positive.sum(), (~positive).sum()) < 2:
         raise FacedetectError("calibration needs at least 2 held-out windows of each class; "
                               "use more data or a larger calibration split")
-    # The frozen model's scores are the same in every fold, so two folds give the one map
-    # fitted on all the scores (and work on the smallest calibration sets).
+    if method == "isotonic":
+        # What CalibratedClassifierCV fits for "isotonic", read from its public attributes.
+        fitted = IsotonicRegression(out_of_bounds="clip").fit(scores, positive.astype(float))
+        return {"method": "isotonic", "x": [float(v) for v in fitted.X_thresholds_],
+                "y": [float(v) for v in fitted.y_thresholds_]}
+    # A frozen model is fitted once, on all the scores (cv is not used).
     fitted = CalibratedClassifierCV(FrozenEstimator(_score_model()), method=method,
                                     cv=2).fit(scores[:, None], positive.astype(int))
-    calibrator = fitted.calibrated_classifiers_[0].calibrators[0]
-    if method == "sigmoid":
-        return {"method": "sigmoid", "a": float(calibrator.a_), "b": float(calibrator.b_)}
-    return {"method": "isotonic", "x": [float(v) for v in calibrator.X_thresholds_],
-            "y": [float(v) for v in calibrator.y_thresholds_]}
+    return {"method": "sigmoid", **_sigmoid_parameters(fitted, scores)}
+
+
+def _sigmoid_parameters(fitted, scores: np.ndarray) -> dict:
+    """``a`` and ``b`` of ``P(s) = 1 / (1 + exp(a s + b))``, from the public
+    ``predict_proba`` of a sigmoid-calibrated model at two scores: ``log(1 / P - 1)`` is
+    linear in ``s``. The quartiles of the scores keep P away from 0 and 1."""
+    low, high = (float(v) for v in np.quantile(scores, [0.25, 0.75]))
+    if not high > low:
+        high = low + 1.0
+    p = fitted.predict_proba(np.array([[low], [high]]))[:, 1]
+    p = np.clip(p, np.finfo(float).tiny, 1.0 - np.finfo(float).eps)
+    z = np.log1p(-p) - np.log(p)
+    a = float((z[1] - z[0]) / (high - low))
+    return {"a": a, "b": float(z[0] - a * low)}
 
 
 def probability_threshold(calibration: dict, cost, prior_shift: float = 1.0,

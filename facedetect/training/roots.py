@@ -21,32 +21,23 @@ from typing import NamedTuple
 
 import numba
 
+from ..costs import check_cost
+
 # Above this |alpha| (in units where max cost is 1) exp() would overflow; a root beyond it
 # is reported as the cap.
 ALPHA_CAP = 700.0
 
 
-MAX_COST_RATIO = 1e6
-
-
 def normalized_costs(cost) -> tuple[float, float]:
-    """``(Cp, Cn) / max(Cp, Cn)``, validated positive and finite.
+    """``(Cp, Cn) / max(Cp, Cn)``, checked by :func:`facedetect.costs.check_cost`.
 
     Examples
     --------
     >>> normalized_costs((1, 10))
     (0.1, 1.0)
     """
-    try:
-        cp, cn = (float(c) for c in cost)
-    except (TypeError, ValueError):
-        raise ValueError(f"cost must be a pair (Cp, Cn) of numbers, got {cost!r}") from None
-    if not (0 < cp < math.inf and 0 < cn < math.inf):
-        raise ValueError(f"costs must be positive and finite, got {cost!r}")
+    cp, cn = check_cost(cost)
     top = max(cp, cn)
-    if top / min(cp, cn) > MAX_COST_RATIO:
-        # Beyond this the cheaper class's exponent underflows and boosting degenerates.
-        raise ValueError(f"the cost ratio must be at most {MAX_COST_RATIO:g}, got {cost!r}")
     return cp / top, cn / top
 
 

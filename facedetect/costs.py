@@ -1,0 +1,58 @@
+"""The one check of a cost pair ``(Cp, Cn)``: the flag, the configuration and the
+estimators all call :func:`check_cost`."""
+
+from __future__ import annotations
+
+import math
+
+from .errors import FacedetectError
+
+__all__ = ["MAX_COST_RATIO", "InvalidCost", "check_cost"]
+
+# Beyond this ratio the cheaper class's exponent underflows and boosting degenerates.
+MAX_COST_RATIO = 1e6
+
+
+class InvalidCost(FacedetectError, ValueError):
+    """A cost pair that cannot be trained for: a user error (one line on the command line)
+    and a ``ValueError``, as scikit-learn raises for a bad parameter."""
+
+
+def check_cost(cost) -> tuple[float, float]:
+    """``cost`` as two positive finite floats whose ratio is at most ``MAX_COST_RATIO``.
+
+    Parameters
+    ----------
+    cost : pair of numbers
+        ``(Cp, Cn)``: the cost of a missed face, then of a false alarm.
+
+    Returns
+    -------
+    tuple of float
+        ``(Cp, Cn)``.
+
+    Raises
+    ------
+    InvalidCost
+        Not a pair of numbers, not positive and finite, or too lopsided.
+
+    Examples
+    --------
+    >>> check_cost((1, 10))
+    (1.0, 10.0)
+    >>> check_cost((1, 0))
+    Traceback (most recent call last):
+        ...
+    facedetect.costs.InvalidCost: costs must be positive and finite, got (1, 0)
+    """
+    try:
+        cp, cn = (float(c) for c in cost)
+    except (TypeError, ValueError):
+        raise InvalidCost(f"cost must be a pair (Cp, Cn) of numbers, got {cost!r}") \
+            from None
+    if not (0 < cp < math.inf and 0 < cn < math.inf):
+        raise InvalidCost(f"costs must be positive and finite, got {cost!r}")
+    if max(cp, cn) / min(cp, cn) > MAX_COST_RATIO:
+        raise InvalidCost(f"the cost ratio must be at most {MAX_COST_RATIO:g}, got "
+                              f"{cost!r}")
+    return cp, cn

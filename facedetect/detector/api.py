@@ -1,0 +1,180 @@
+"""The detector's front door: load a model by name or path, find faces in an image.
+
+``facedetect.detect`` and ``facedetect.load_model`` are these functions. The ``detect``
+command runs the same steps (:func:`prepare`, then :func:`find_faces` per image), so the
+two give the same boxes for the same image and model.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from ..errors import FacedetectError
+from ..images import DEFAULT_MAX_PIXELS, read_grey, to_grey
+from .detect import (DetectionParams, Detections, detect_faces, params_for, scanner_for)
+from .model import HaarDetectorModel
+from .scan import LevelScanner
+
+__all__ = ["SHIPPED_MODELS", "detect", "find_faces", "grey_pixels", "load_model", "prepare",
+           "shipped_model_path"]
+
+SHIPPED_MODELS = ("default", "cascade")
+
+
+def shipped_model_path(name: str = "default") -> Path:
+    """The file of a model shipped with the package.
+
+    Parameters
+    ----------
+    name : {"default", "cascade"}
+        ``default``: the one-stage detector ``detect`` uses; ``cascade``: the attentional
+        cascade.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Examples
+    --------
+    >>> shipped_model_path("cascade").name
+    'cascade.json'
+    """
+    if name not in SHIPPED_MODELS:
+        raise FacedetectError(f"no shipped model {name!r}; choose from "
+                              f"{', '.join(SHIPPED_MODELS)}")
+    return Path(str(resources.files("facedetect") / "models" / f"{name}.json"))
+
+
+def load_model(model: str | os.PathLike | HaarDetectorModel | None = None
+               ) -> HaarDetectorModel:
+    """A detector model: a model file, or a shipped model by name.
+
+    Parameters
+    ----------
+    model : str, path, HaarDetectorModel or None
+        A path to a model file (JSON), or ``"default"`` / ``"cascade"`` for a shipped model
+        (a file of that name in the working folder wins, as a path always does). None is
+        ``"default"``; a model is returned as it is.
+
+    Returns
+    -------
+    HaarDetectorModel
+        The model, its checksum and schema verified.
+
+    Examples
+    --------
+    >>> model = load_model("default")
+    >>> model.window, model.n_stumps > 0
+    ((19, 19), True)
+    """
+    if isinstance(model, HaarDetectorModel):
+        return model
+    name = "default" if model is None else os.fspath(model)
+    path = Path(name)
+    if name in SHIPPED_MODELS and not path.exists():
+        path = shipped_model_path(name)
+        if not path.exists():
+            raise FacedetectError(f"the shipped model {path} is missing; pass a model file")
+    return HaarDetectorModel.load(path)
+
+
+def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarray:
+    """An image as uint8 grey pixels, as ``detect`` reads it.
+
+    Parameters
+    ----------
+    image : path, PIL.Image.Image or array
+        A file (upright by its EXIF orientation), a Pillow image of any mode, or an array:
+        ``(h, w)`` grey or ``(h, w, 3|4)`` RGB(A), uint8, or float in [0, 1] as in
+        scikit-image.
+    max_pixels : int or None
+        A file whose header declares more pixels is refused before it is decoded.
+
+    Returns
+    -------
+    (h, w) uint8 array
+
+    Examples
+    --------
+    >>> grey_pixels(np.array([[0.0, 1.0]])).tolist()
+    [[0, 255]]
+    """
+    if isinstance(image, (str, os.PathLike)):
+        return read_grey(image, max_pixels)
+    if isinstance(image, Image.Image):
+        return to_grey(image)
+    pixels = np.asarray(image)
+    if pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] not in (3, 4)):
+        raise FacedetectError(f"an image array must be (h, w), (h, w, 3) or (h, w, 4), got "
+                              f"shape {pixels.shape}")
+    if pixels.dtype != np.uint8:
+        from skimage.util import img_as_ubyte
+        try:
+            pixels = img_as_ubyte(pixels)
+        except ValueError as error:
+            raise FacedetectError(f"image array: {error}") from None
+    return pixels if pixels.ndim == 2 else to_grey(Image.fromarray(pixels))
+
+
+def prepare(model=None, exact: bool = False, **overrides
+            ) -> tuple[HaarDetectorModel, DetectionParams, LevelScanner]:
+    """The model, scan settings and scanner that ``detect`` uses: the model's own image
+    operating point, then every override that is not None (:class:`DetectionParams`
+    fields); ``exact`` turns learnt rejection off."""
+    model = load_model(model)
+    params = params_for(model, **overrides)
+    return model, params, scanner_for(model, params, pruning=not exact)
+
+
+def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionParams,
+               scanner: LevelScanner, source: str = "image") -> Detections:
+    """Faces in grey pixels at prepared settings (:func:`prepare`); an image smaller than
+    the model's window is refused, naming ``source``."""
+    width, height = model.window
+    if grey.shape[0] < height or grey.shape[1] < width:
+        raise FacedetectError(f"{source}: image is {grey.shape[1]}x{grey.shape[0]}, "
+                              f"smaller than the {width}x{height} window")
+    return detect_faces(grey, model, params, scanner)
+
+
+def detect(image, model="default", *, exact: bool = False,
+           max_pixels: int | None = DEFAULT_MAX_PIXELS, **overrides) -> Detections:
+    """Find faces in an image, as the ``detect`` command does.
+
+    Parameters
+    ----------
+    image : path, PIL.Image.Image or array
+        See :func:`grey_pixels`.
+    model : str, path or HaarDetectorModel
+        ``"default"`` (the shipped one-stage detector), ``"cascade"``, a model file, or a
+        loaded model.
+    exact : bool
+        Exact early rejection only: ignore the model's learnt rejection thresholds.
+    max_pixels : int or None
+        Refuse image files above this many pixels before decoding them.
+    **overrides
+        Scan settings in place of the model's own image operating point:
+        ``scale_factor``, ``step``, ``min_size``, ``max_size``, ``threshold``,
+        ``min_neighbors``, ``neighbor_margin`` (see :class:`DetectionParams`).
+
+    Returns
+    -------
+    Detections
+        ``boxes`` (n, 4) ``x, y, w, h`` in image pixels, ``scores`` and ``neighbors`` of
+        each face, and the windows scanned and seconds taken.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> found = detect(data.astronaut())
+    >>> len(found.boxes), found.boxes.shape[1]
+    (1, 4)
+    """
+    model, params, scanner = prepare(model, exact, **overrides)
+    source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
+    return find_faces(grey_pixels(image, max_pixels), model, params, scanner, source)

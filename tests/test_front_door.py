@@ -1,0 +1,119 @@
+"""The library's front door: ``import facedetect`` gives detect, load_model, train_detector
+and the estimators, with the command's answers and the command's defaults."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import facedetect
+from facedetect.errors import FacedetectError
+
+from .conftest import SHARED
+
+DEV = SHARED / "mit-cmu-dev" / "images"
+
+
+def test_the_front_door_names_resolve_and_import_lazily():
+    for name in facedetect.__all__:
+        assert getattr(facedetect, name) is not None, name
+    assert {"detect", "load_model", "train_detector", "TrainConfig", "AdaBoostDB"} <= set(
+        facedetect.__all__)
+    # the commands start without numba or OpenCV: the front door loads on first use
+    code = "import facedetect, sys; print('numba' in sys.modules, 'cv2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+    with pytest.raises(AttributeError):
+        facedetect.no_such_thing  # noqa: B018
+
+
+def test_every_package_declares_all_and_every_declared_name_exists():
+    packages = [facedetect] + [importlib.import_module(f"facedetect.{info.name}")
+                               for info in pkgutil.iter_modules(facedetect.__path__)
+                               if info.ispkg and info.name != "models"]
+    for package in packages:
+        assert hasattr(package, "__all__"), package.__name__
+        missing = [name for name in package.__all__ if not hasattr(package, name)]
+        assert not missing, (package.__name__, missing)
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="the MIT+CMU development images are not here")
+def test_facedetect_detect_equals_the_detect_command_box_for_box():
+    result = subprocess.run([sys.executable, "-m", "facedetect", "detect", str(DEV), "--json"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout)
+    assert len(printed) == 44 and sum(len(r["faces"]) for r in printed) > 100
+    model = facedetect.load_model()          # loaded once, as the command does
+    for report in printed:
+        found = facedetect.detect(report["image"], model)
+        assert [[round(float(v), 1) for v in box] for box in found.boxes] == \
+            [face["box"] for face in report["faces"]], report["image"]
+
+
+def test_detect_takes_a_path_a_pil_image_or_an_array_alike(tmp_path):
+    from skimage import data
+    rgb = data.astronaut()
+    path = tmp_path / "astronaut.png"
+    Image.fromarray(rgb).save(path)
+    boxes = [facedetect.detect(image).boxes
+             for image in (rgb, Image.fromarray(rgb), path, str(path), rgb / 255.0)]
+    assert len(boxes[0]) == 1
+    for other in boxes[1:]:
+        np.testing.assert_array_equal(other, boxes[0])
+    # the model's own operating point, unless overridden
+    assert len(facedetect.detect(rgb, threshold=1e9).boxes) == 0
+    with pytest.raises(FacedetectError, match="shape"):
+        facedetect.detect(np.zeros((4, 4, 2)))
+    with pytest.raises(FacedetectError, match="smaller than the 19x19 window"):
+        facedetect.detect(np.zeros((10, 40), np.uint8))
+    with pytest.raises(FacedetectError, match="min_neighbors"):
+        facedetect.detect(rgb, min_neighbors=-1)
+
+
+def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
+    default, cascade = facedetect.load_model("default"), facedetect.load_model("cascade")
+    assert type(default) is type(cascade) is facedetect.HaarDetectorModel
+    assert cascade.stages and not default.stages
+    copy = tmp_path / "mine.json"
+    copy.write_bytes(importlib.resources.files("facedetect").joinpath(
+        "models", "default.json").read_bytes())
+    assert facedetect.load_model(copy).n_stumps == default.n_stumps
+    assert facedetect.load_model(default) is default
+    windows = np.random.default_rng(0).integers(0, 256, (5, 19, 19), dtype=np.uint8)
+    assert default.decision_function(windows).shape == (5,)
+    assert set(default.predict(windows)) <= {0, 1}
+    with pytest.raises(FacedetectError):
+        facedetect.load_model(tmp_path / "missing.json")
+
+
+def test_the_command_reads_its_defaults_from_the_library():
+    from facedetect.cli.main import build_parser
+    from facedetect.cli.train_cmd import config_from
+    args = build_parser().parse_args(["train"])
+    assert config_from(args) == facedetect.TrainConfig()
+    with pytest.raises(TypeError):
+        facedetect.TrainConfig((1, 10), 300)          # keyword-only fields
+    help_text = subprocess.run([sys.executable, "-m", "facedetect", "train", "--help"],
+                               capture_output=True, text=True).stdout
+    assert f"(default {facedetect.TrainConfig().rounds})" in help_text
+
+
+def test_one_cost_check_for_the_flag_the_config_and_the_estimators():
+    from facedetect.costs import InvalidCost
+    from facedetect.pipeline.config import check_config
+    bad = (1.0, 2e6)
+    with pytest.raises(InvalidCost, match="ratio"):
+        check_config(facedetect.TrainConfig(cost=bad))
+    with pytest.raises(ValueError, match="ratio"):      # scikit-learn's convention
+        facedetect.AdaBoostDB(n_rounds=2, cost=bad).fit(np.eye(4), [0, 0, 1, 1])
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--cost", "1,2e6"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "ratio must be at most 1e+06" in result.stderr
