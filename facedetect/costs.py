@@ -15,7 +15,13 @@ MAX_COST_RATIO = 1e6
 
 class InvalidCost(FacedetectError, ValueError):
     """A cost pair that cannot be trained for: a user error (one line on the command line)
-    and a ``ValueError``, as scikit-learn raises for a bad parameter."""
+    and a ``ValueError``, as scikit-learn raises for a bad parameter.
+
+    Examples
+    --------
+    >>> isinstance(InvalidCost("x"), ValueError)
+    True
+    """
 
 
 def check_cost(cost) -> tuple[float, float]:

@@ -7,6 +7,15 @@ class FacedetectError(Exception):
     The command line prints ``str(error)`` on one line and exits non-zero; library users
     catch it like any other exception. Subclasses ``ValueError`` semantics loosely: it is
     raised for problems with what was passed in, not for bugs.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> try:
+    ...     facedetect.load_model("no-such-model.json")
+    ... except facedetect.FacedetectError as error:
+    ...     print(error)
+    no-such-model.json: model file not found
     """
 
 

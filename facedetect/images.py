@@ -10,6 +10,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from .errors import FacedetectError
 from .files import check_regular_file
 
+__all__ = ["DEFAULT_MAX_PIXELS", "read_grey", "to_grey"]
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".ppm",
                   ".pbm", ".webp")
 # Pillow's own bomb guard only warns up to 2x its limit; ours refuses above a limit the user
@@ -72,6 +74,14 @@ def to_grey(image: Image.Image) -> np.ndarray:
 
     Wide modes are scaled to 8 bits by their full range (16-bit by 1/257), not clipped.
 
+    Parameters
+    ----------
+    image : PIL.Image.Image
+
+    Returns
+    -------
+    (h, w) uint8 array
+
     Examples
     --------
     >>> import numpy as np
@@ -94,6 +104,15 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
 
     An image whose header declares more than ``max_pixels`` pixels is refused before it
     is decoded (None: no limit).
+
+    Parameters
+    ----------
+    path : path
+    max_pixels : int or None
+
+    Returns
+    -------
+    (h, w) uint8 array
 
     Examples
     --------

@@ -13,10 +13,20 @@ import math
 
 import numpy as np
 
+__all__ = ["BinaryRates", "binary_rates", "normalized_expected_cost", "probability_cost", "roc_points"]
+
 
 @dataclass
 class BinaryRates:
     """Counts and rates of a binary decision against labels (1 = positive).
+
+    Attributes
+    ----------
+    n_positive, n_negative : int
+        Labels of each class.
+    false_negatives, false_positives : int
+        Errors of each kind; ``false_negative_rate`` and ``false_positive_rate`` divide
+        them by the class counts.
 
     Examples
     --------
@@ -62,6 +72,14 @@ class BinaryRates:
 def binary_rates(labels, predicted) -> BinaryRates:
     """Counts of a {0,1} (or boolean) prediction against {0,1} labels.
 
+    Parameters
+    ----------
+    labels, predicted : arrays of 0 and 1
+
+    Returns
+    -------
+    BinaryRates
+
     Examples
     --------
     >>> rates = binary_rates([1, 1, 0, 0], [1, 0, 0, 1])
@@ -78,6 +96,18 @@ def binary_rates(labels, predicted) -> BinaryRates:
 
 def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
     """PCF: the x axis of cost space.
+
+    Parameters
+    ----------
+    prior_positive : float
+        The probability of a positive.
+    cost : (float, float)
+        ``(Cp, Cn)``.
+
+    Returns
+    -------
+    float
+        ``p Cp / (p Cp + (1 - p) Cn)``.
 
     Examples
     --------
@@ -101,6 +131,16 @@ def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
 
 def normalized_expected_cost(fn_rate, fp_rate, pcf):
     """NEC = FN * PCF + FP * (1 - PCF): FP at PCF = 0, FN at PCF = 1.
+
+    Parameters
+    ----------
+    fn_rate, fp_rate : float or array
+    pcf : float or array
+        Probability cost (:func:`probability_cost`).
+
+    Returns
+    -------
+    float or array
 
     Examples
     --------
@@ -134,6 +174,18 @@ def roc_points(labels, scores, n_points: int = 21):
 
     Thresholds are quantiles of the finite scores (plus both ends), predicting positive
     where ``score > threshold``.
+
+    Parameters
+    ----------
+    labels : array of 0 and 1
+    scores : array
+    n_points : int
+        Thresholds, at quantiles of the scores.
+
+    Returns
+    -------
+    list of dict
+        ``threshold``, ``false_negative_rate`` and ``false_positive_rate`` of each point.
 
     Examples
     --------

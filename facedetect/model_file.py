@@ -19,8 +19,7 @@ from .files import read_bounded
 from .model_schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest, fail
 
 __all__ = ["ALGORITHM_NAMES", "FORMAT", "VERSION", "MAX_MODEL_BYTES", "calibrated_probability",
-           "check_document", "digest", "fail", "load_document", "parse_json",
-           "reseal", "save_document"]
+           "load_document", "reseal", "save_document"]
 
 MAX_MODEL_BYTES = 64 * 2 ** 20   # 300 stumps take 0.1 MB; a 100,000-stump model about 20 MB
 MAX_DEPTH = 32                   # a model nests 5 levels deep
@@ -79,7 +78,25 @@ def parse_json(text: str, path, what: str = "model file") -> object:
 
 
 def calibrated_probability(calibration: dict, scores) -> np.ndarray:
-    """P(positive | score) under a map from :func:`fit_calibration`."""
+    """P(positive | score) under a map from :func:`fit_calibration`.
+
+    Parameters
+    ----------
+    calibration : dict
+        ``{"method": "sigmoid", "a": a, "b": b}`` or ``{"method": "isotonic", "x": [...],
+        "y": [...]}``, as a model file's operating point holds it.
+    scores : array
+        Window scores.
+
+    Returns
+    -------
+    array of float
+
+    Examples
+    --------
+    >>> calibrated_probability({"method": "sigmoid", "a": -1.0, "b": 0.0}, [0.0]).tolist()
+    [0.5]
+    """
     scores = np.asarray(scores, dtype=np.float64)
     if calibration["method"] == "sigmoid":
         return 1.0 / (1.0 + np.exp(np.clip(calibration["a"] * scores + calibration["b"],
@@ -89,6 +106,16 @@ def calibrated_probability(calibration: dict, scores) -> np.ndarray:
 
 def load_document(path) -> dict:
     """Read and validate a model file; any problem is one clear FacedetectError.
+
+    Parameters
+    ----------
+    path : path
+        A facedetect model file (JSON, at most ``MAX_MODEL_BYTES``).
+
+    Returns
+    -------
+    dict
+        The document, its checksum and every field checked.
 
     Examples
     --------
@@ -111,13 +138,40 @@ def load_document(path) -> dict:
 
 
 def reseal(document: dict) -> dict:
-    """Recompute the checksum after a deliberate change (e.g. adding rejection thresholds)."""
+    """Recompute the checksum after a deliberate change (e.g. adding rejection thresholds).
+
+    Parameters
+    ----------
+    document : dict
+
+    Returns
+    -------
+    dict
+        The same document, its ``sha256`` recomputed.
+
+    Examples
+    --------
+    >>> document = reseal({"format": "facedetect-model"})
+    >>> len(document["sha256"])
+    64
+    """
     document["sha256"] = digest(document)
     return document
 
 
 def save_document(path, document: dict):
     """Write a model document atomically as JSON, with a fresh checksum.
+
+    Parameters
+    ----------
+    path : path
+        Where to write (the folder must exist).
+    document : dict
+        A model document; its ``sha256`` is recomputed.
+
+    Returns
+    -------
+    pathlib.Path
 
     Examples
     --------

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+__all__ = ["wait_passively"]
+
 POLICY_VARIABLE = "OMP_WAIT_POLICY"
 
 

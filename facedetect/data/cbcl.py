@@ -158,6 +158,11 @@ def load_cbcl(path: str | Path | None = None, splits=("train",)) -> CBCLData:
     FacedetectError
         No data, a corrupt or wrongly sized image (naming the file), or an empty folder.
 
+    Returns
+    -------
+    CBCLData
+        The windows, labels (1 = face) and file names of the splits read.
+
     Examples
     --------
     >>> import tempfile

@@ -37,6 +37,25 @@ def check_archive(path: Path) -> dict:
 
     A split that is present must have the official counts; the training split must be
     present. Returns the counts per split and class.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A ``faces.tar.gz`` as MIT CBCL publishes it.
+
+    Returns
+    -------
+    dict
+        ``{split: {"face": n, "non-face": n}}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> check_archive(Path(tempfile.mkdtemp()) / "faces.tar.gz")
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.DataNotFoundError: ...
     """
     data = load_cbcl(path, splits=("train", "test"))
     counts = data.counts
@@ -91,6 +110,23 @@ def fetch_cbcl(url: str = DEFAULT_URL, dest: str | Path | None = None, *,
     :func:`check_archive` always), and only then renamed into place, so an interrupted or
     bad download never leaves a half file under the final name. On failure the temporary
     file and any folder this call created are removed.
+
+    progress : bool
+        A download progress bar on stderr.
+    timeout : float
+        Seconds to wait for the server.
+
+    Returns
+    -------
+    pathlib.Path
+        The checked archive.
+
+    Examples
+    --------
+    >>> fetch_cbcl("ftp://example.org/faces.tar.gz")
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: ...
     """
     check_url(url)
     expected = expected_sha256(url, sha256)

@@ -55,6 +55,23 @@ def find_cbcl(explicit: str | os.PathLike | None = None) -> Path:
     ------
     DataNotFoundError
         With one message listing every place looked and how to get the data.
+
+    Parameters
+    ----------
+    explicit : path, optional
+        ``--data``; else ``$FACEDETECT_DATA``, ``./data/cbcl`` and the user cache are tried.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder or archive that holds CBCL's windows.
+
+    Examples
+    --------
+    >>> find_cbcl("/nonexistent")
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.DataNotFoundError: ...
     """
     places, looked = candidate_places(explicit), []
     for reason, path in places:

@@ -21,6 +21,18 @@ TWO_CLOUDS_NEGATIVE = ((0.6, 0.3), 0.5, 1.6)
 def make_bayes(n_samples: int = 2000, seed: int = 0):
     """Points from the Bayes set; ``y`` is 1 for positives, 0 for negatives (equal priors).
 
+    Parameters
+    ----------
+    n_samples : int
+        Points in all, half of each class.
+    seed : int
+        Seeds the generator.
+
+    Returns
+    -------
+    X : (n_samples, 2) float64 array
+    y : (n_samples,) int array, 1 for positives
+
     Examples
     --------
     >>> X, y = make_bayes(100, seed=0)
@@ -41,6 +53,13 @@ class BayesOptimalClassifier:
 
     Predict positive when ``Cp p(+) f+(x) > Cn p(-) f-(x)``; with equal covariances this is
     the linear rule ``w . x > t``.
+
+    Parameters
+    ----------
+    cost : (float, float)
+        ``(Cp, Cn)``.
+    prior_positive : float
+        The probability of a positive.
 
     Examples
     --------
@@ -87,6 +106,18 @@ def _uniform_annulus(rng, n, centre, r_inner, r_outer):
 def make_two_clouds(n_samples: int = 2000, seed: int = 0):
     """Positives uniform in a disc, negatives uniform in an overlapping annulus.
 
+    Parameters
+    ----------
+    n_samples : int
+        Points in all, half of each class.
+    seed : int
+        Seeds the generator.
+
+    Returns
+    -------
+    X : (n_samples, 2) float64 array
+    y : (n_samples,) int array, 1 for positives
+
     Examples
     --------
     >>> X, y = make_two_clouds(100, seed=0)
@@ -109,6 +140,16 @@ def projection_features(points, n_angles: int = 64) -> np.ndarray:
     A stump on projection ``k`` is a half-plane whose normal has angle ``k*pi/n_angles``;
     both polarities cover the opposite directions.
 
+    Parameters
+    ----------
+    points : (n, 2) array
+    n_angles : int
+        Directions, evenly spread over [0, pi).
+
+    Returns
+    -------
+    (n, n_angles) float64 array
+
     Examples
     --------
     >>> projection_features(np.array([[1.0, 0.0]]), n_angles=4).round(3).tolist()
@@ -122,6 +163,17 @@ def projection_features(points, n_angles: int = 64) -> np.ndarray:
 def make_toy_windows(n_faces: int = 40, n_non_faces: int = 60, seed: int = 0):
     """A tiny CBCL-shaped data set for examples and quick tests: 19x19 "faces" (grey with a
     dark band where eyes would be) and uniform noise as non-faces.
+
+    Parameters
+    ----------
+    n_faces, n_non_faces : int
+        Windows of each class.
+    seed : int
+        Seeds the noise.
+
+    Returns
+    -------
+    CBCLData
 
     Examples
     --------

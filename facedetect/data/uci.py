@@ -60,6 +60,13 @@ def find_uci(root: str | Path | None = None) -> Path:
 def load_uci(name: str, root: str | Path | None = None):
     """Features and labels of one UCI set.
 
+    Parameters
+    ----------
+    name : str
+        One of ``UCI_SETS``.
+    root : path, optional
+        ``--uci``; else ``$FACEDETECT_UCI`` and ``./data/uci``.
+
     Returns
     -------
     X : (n_samples, n_features) float64 array

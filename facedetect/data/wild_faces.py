@@ -76,6 +76,14 @@ class WildFaces:
     source : str, the folder read
     fingerprint : str, sha256 over the CSV and every image file read
     skipped : int, rows skipped with a warning
+
+    Examples
+    --------
+    >>> crops = [np.zeros((40, 40), np.uint8)] * 2
+    >>> faces = WildFaces(crops, np.array([[12.0, 15, 28, 15]] * 2), ["a", "b"], ["a", "b"],
+    ...                   ["set", "set"], "folder", "0" * 64)
+    >>> len(faces), len(faces.subset(np.array([True, False])))
+    (2, 1)
     """
 
     crops: list
@@ -117,6 +125,15 @@ def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
     """The first folder holding ``faces.csv``, or None. A folder named by the flag or the
     environment variable must hold one: a typo does not fall through to another place.
 
+    Parameters
+    ----------
+    explicit : path, optional
+        ``--faces``; else ``$FACEDETECT_FACES``, ``./data/faces`` and the user cache.
+
+    Returns
+    -------
+    pathlib.Path or None
+
     Examples
     --------
     >>> import tempfile
@@ -145,6 +162,17 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
     A bad row (a missing or non-finite value, eyes closer than ``MIN_EYE_DISTANCE`` or
     outside the image, a file listed twice, missing or unreadable) is skipped with one
     ``warn`` line naming it; fewer than ``MIN_FACES`` sound rows is an error.
+
+    Parameters
+    ----------
+    folder : path
+        A folder of face images and its ``faces.csv``.
+    warn : callable, optional
+        Takes one line per skipped row (default: ignored).
+
+    Returns
+    -------
+    WildFaces
 
     Examples
     --------

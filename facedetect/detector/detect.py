@@ -30,6 +30,22 @@ class DetectionParams:
     training from held-out data) come from :func:`params_for`; these defaults are
     OpenCV's ``detectMultiScale`` rule at the raw threshold 0.
 
+    Parameters
+    ----------
+    scale_factor : float
+        Pyramid step, in [1.001, 10].
+    step : int, "auto" or "refine"
+        Window stride in pixels; ``"auto"`` is OpenCV's rule (2 up to twice the window,
+        then 1); ``"refine"`` scans at 2, then at 1 around windows near the threshold.
+    min_size, max_size : int
+        Smallest and largest window side in pixels (``max_size`` None: the image).
+    threshold : float
+        The score a window must exceed.
+    min_neighbors : int
+        Windows a group needs beyond this.
+    neighbor_margin : float
+        Windows within this below ``threshold`` count as neighbours (0: OpenCV's rule).
+
     Examples
     --------
     >>> params = DetectionParams(scale_factor=1.2, min_neighbors=2)
@@ -77,6 +93,17 @@ def params_for(model, **overrides) -> DetectionParams:
     the defaults at its window operating point's threshold; then every override that is
     not None.
 
+    Parameters
+    ----------
+    model : HaarDetectorModel
+    **overrides
+        :class:`DetectionParams` fields.
+
+    Returns
+    -------
+    DetectionParams
+        Checked (:meth:`DetectionParams.validate`).
+
     Examples
     --------
     >>> class Plain:  # a model without an image operating point, window threshold 1.5
@@ -95,6 +122,34 @@ def params_for(model, **overrides) -> DetectionParams:
 
 @dataclass
 class Detections:
+    """What :func:`detect_faces` (and ``facedetect.detect``) found in one image.
+
+    Attributes
+    ----------
+    boxes : (n, 4) float array
+        ``x, y, w, h`` of each face box, in image pixels.
+    scores : (n,) array
+        The best window score of each face's group.
+    neighbors : (n,) int array
+        The windows in each group.
+    windows : (n, 4) int array
+        The grouped detector windows (a face box is its window widened).
+    raw_count : int
+        Windows above the threshold before grouping.
+    scanned : int
+        Windows scanned.
+    seconds : float
+        Time taken.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> import facedetect
+    >>> found = facedetect.detect(data.astronaut())
+    >>> found.boxes.shape, len(found.scores) == len(found.neighbors) == 1
+    ((1, 4), True)
+    """
+
     boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
     scores: np.ndarray     # best window score of each group
     neighbors: np.ndarray  # windows in each group
@@ -240,7 +295,29 @@ def scanner_for(model, params: DetectionParams, pruning: bool = True,
     A refined scan looks closer around coarse windows within ``REFINE_MARGIN`` of the
     threshold, as without a neighbour margin (or down to the scan threshold if that is
     lower); support windows further down are kept where that finds them.
-    ``parallel_min_windows``: see :class:`.LevelScanner`."""
+    ``parallel_min_windows``: see :class:`.LevelScanner`.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+    params : DetectionParams
+    pruning : bool
+        Use the model's learnt rejection thresholds.
+    parallel_min_windows : int, optional
+        Calls of fewer windows run on the calling thread.
+
+    Returns
+    -------
+    LevelScanner
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> model = facedetect.load_model()
+    >>> scanner = scanner_for(model, params_for(model))
+    >>> scanner.threshold == params_for(model).threshold
+    True
+    """
     coarse = min(params.threshold - REFINE_MARGIN, params.scan_threshold)
     return LevelScanner(model, params.scan_threshold, pruning=pruning, coarse_threshold=coarse,
                         parallel_min_windows=parallel_min_windows)
@@ -267,6 +344,19 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
                  scanner: LevelScanner | None = None) -> Detections:
     """Faces in a uint8 grey image. A ``scanner`` passed in must keep the windows above
     ``params.scan_threshold``.
+
+    Parameters
+    ----------
+    grey : (h, w) uint8 array
+    model : HaarDetectorModel
+    params : DetectionParams, optional
+        Default: ``DetectionParams()``; :func:`params_for` gives the model's own.
+    scanner : LevelScanner, optional
+        Reused across images (default: :func:`scanner_for`).
+
+    Returns
+    -------
+    Detections
 
     Examples
     --------

@@ -154,6 +154,10 @@ def haar_feature_pool(width: int = 19, height: int = 19,
     feature_types : str or sequence of str, optional
         A subset of ``FEATURE_TYPES``; all five by default.
 
+    Returns
+    -------
+    HaarFeaturePool
+
     Examples
     --------
     >>> len(haar_feature_pool(19, 19))

@@ -51,6 +51,14 @@ def squared_integral_image(images: np.ndarray) -> np.ndarray:
     A 19x19 window of 8-bit pixels sums squares up to 361 * 255**2, over 2**24, which is
     why this never uses float32.
 
+    Parameters
+    ----------
+    images : (..., h, w) integer or float array
+
+    Returns
+    -------
+    (..., h + 1, w + 1) array
+
     Examples
     --------
     >>> squared_integral_image(np.array([[1, 2], [3, 4]], np.uint8)).tolist()
@@ -67,6 +75,18 @@ def rectangle_sums(ii: np.ndarray, x, y, w, h) -> np.ndarray:
 
     ``x, y, w, h`` broadcast against each other; ``ii`` may carry leading window axes, in
     which case the result has those axes first and the rectangle axes last.
+
+    Parameters
+    ----------
+    ii : (..., h + 1, w + 1) array
+        Zero-padded integral images (:func:`integral_image`).
+    x, y, w, h : int or int arrays
+        Rectangles, broadcast against each other.
+
+    Returns
+    -------
+    array
+        The sums, window axes first.
 
     Examples
     --------

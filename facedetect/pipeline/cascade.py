@@ -45,7 +45,35 @@ SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
 
 @dataclass(frozen=True)
 class CascadeConfig:
-    """The cascade's stopping rules (opencv_traincascade's names and defaults)."""
+    """The cascade's stopping rules (opencv_traincascade's names and defaults).
+
+    Parameters
+    ----------
+    stages : int
+        Stages at most, 1..100.
+    min_hit_rate : float
+        Share of the held-out faces each stage keeps.
+    max_false_alarm_rate : float
+        A stage grows until it keeps at most this share of its negatives.
+    max_stumps_per_stage : int
+        A stage stops growing here.
+    target_false_alarm_rate : float, optional
+        The cascade stops once the product of its stages' rates reaches it (default:
+        ``max_false_alarm_rate ** stages``).
+    negatives_per_stage : int, optional
+        Negatives each stage mines (default: as many as training faces, at most 5,000).
+    search_cost : bool
+        Each stage tries several costs and keeps the one with the fewest stumps.
+    positives_per_stage : int, optional
+        Training faces each stage samples (opencv_traincascade's ``numPos``).
+
+    Examples
+    --------
+    >>> config = CascadeConfig(stages=10)
+    >>> config.check()
+    >>> config.target
+    0.0009765625
+    """
 
     stages: int = 20
     min_hit_rate: float = 0.995

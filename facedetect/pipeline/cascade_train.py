@@ -106,6 +106,24 @@ def cascade_samples(data, config: TrainConfig, wild_faces=None) -> CascadeSample
 
 @dataclass
 class CascadeResult:
+    """A finished cascade run.
+
+    Attributes
+    ----------
+    model : HaarDetectorModel
+        The cascade (saved to ``out`` where one was given).
+    seconds : float
+        Time taken.
+    stop_reason : str
+        Why it has the stages it has.
+
+    Examples
+    --------
+    >>> from facedetect.detector.model import HaarDetectorModel
+    >>> CascadeResult(None, 1.5, "all 20 stages trained").stop_reason
+    'all 20 stages trained'
+    """
+
     model: HaarDetectorModel
     seconds: float
     stop_reason: str
@@ -137,6 +155,42 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
 
     With ``resume`` the run continues after the last stage its checkpoint holds and gives
     the cascade an uninterrupted run would.
+
+    Parameters
+    ----------
+    config : TrainConfig
+        The data split, augmentation, seed and cost (its boosting fields are not used).
+    cascade : CascadeConfig
+        The stopping rules.
+    data : CBCLData or PositiveSet, optional
+        The positives (default: CBCL, found as the command finds it).
+    negatives : NegativeSet
+        Face-free pictures to mine each stage's negatives from.
+    faces : WildFaces, optional
+        Faces from the wild to join CBCL's.
+    out : path, optional
+        Where to save the cascade (and its checkpoint, ``out.checkpoint.json``).
+    resume, progress, options
+        As for :func:`facedetect.pipeline.train.train_detector`.
+
+    Returns
+    -------
+    CascadeResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from facedetect.data import make_toy_windows
+    >>> from facedetect.pipeline import CascadeConfig, TrainConfig
+    >>> from facedetect.pipeline.bootstrap import NegativeSet
+    >>> noise = [np.random.default_rng(k).integers(0, 256, (60, 60), np.uint8)
+    ...          for k in range(4)]
+    >>> result = train_cascade(TrainConfig(jitter=0, mirror=False),
+    ...                        CascadeConfig(stages=2, min_hit_rate=0.9),
+    ...                        make_toy_windows(200, 200), progress=False,
+    ...                        negatives=NegativeSet(noise, [], "noise", "noise"))
+    >>> len(result.model.stages) >= 1
+    True
     """
     options = options or RunOptions()
     check_config(config)

@@ -41,6 +41,23 @@ class RunOptions:
     ``client``, the features are computed and searched on its workers
     (:class:`.storage.FeatureSource`), to the same model.
 
+    Parameters
+    ----------
+    checkpoint : path, optional
+        The checkpoint file.
+    checkpoint_every : int
+        Rounds between checkpoints.
+    memory : int, optional
+        Bytes of feature storage before spilling.
+    false_alarm_target : float
+        False alarms per megapixel the image operating point allows.
+    log, warn : callable
+        Take progress lines and warnings.
+    client : dask.distributed.Client, optional
+        Compute and search the features on its workers.
+    shards : int, optional
+        Feature shards over the workers (default: one per worker).
+
     Examples
     --------
     >>> RunOptions(checkpoint_every=5).check()

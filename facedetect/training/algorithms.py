@@ -106,6 +106,15 @@ class AdaBoost(BoostedStumps):
     """Discrete AdaBoost, the symmetric baseline: the stump of least weighted error,
     ``alpha = 1/2 log((1 - e) / e)``. Starts from class-balanced weights like the others.
 
+    Parameters
+    ----------
+    n_rounds : int
+        Boosting rounds.
+    balance_classes : bool
+        Start from equal class masses.
+    random_state : int, optional
+        Breaks ties between equally good stumps.
+
     Examples
     --------
     >>> import numpy as np
@@ -136,6 +145,17 @@ class AdaBoost(BoostedStumps):
 class AsymmetricInitAdaBoost(AdaBoost):
     """AdaBoost whose initial class masses are proportional to the costs
     (Landesa-Vázquez & Alba-Castro 2012): ``Wp : Wn = Cp : Cn``.
+
+    Parameters
+    ----------
+    n_rounds : int
+        Boosting rounds.
+    cost : (float, float)
+        ``(Cp, Cn)``: the initial class masses' ratio.
+    balance_classes : bool
+        Scale the masses to the costs rather than to the class counts.
+    random_state : int, optional
+        Breaks ties between equally good stumps.
 
     Examples
     --------
