@@ -99,8 +99,13 @@ def test_the_command_reads_its_defaults_from_the_library():
     from facedetect.cli.train_cmd import config_from
     args = build_parser().parse_args(["train"])
     assert config_from(args) == facedetect.TrainConfig()
-    with pytest.raises(TypeError):
-        facedetect.TrainConfig((1, 10), 300)          # keyword-only fields
+    from facedetect.pipeline import CascadeConfig, RunOptions
+    from facedetect.reproduce import PaperConfig
+    from facedetect.reproduce.cbcl_sweep import SweepSettings
+    for config in (facedetect.TrainConfig, facedetect.DetectionParams, CascadeConfig,
+                   RunOptions, PaperConfig, SweepSettings):
+        with pytest.raises(TypeError):
+            config((1, 10))                            # keyword-only fields
     help_text = subprocess.run([sys.executable, "-m", "facedetect", "train", "--help"],
                                capture_output=True, text=True).stdout
     assert f"(default {facedetect.TrainConfig().rounds})" in help_text

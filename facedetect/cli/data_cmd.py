@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
     info = verbs.add_parser("info", help="where the CBCL data is, counts, archive checksum")
     info.add_argument("--data", help="CBCL folder or faces.tar.gz")
     info.add_argument("--json", action="store_true", help="print the report as JSON")
-    info.set_defaults(func=info_command)
+    info.set_defaults(func=_info_command)
     fetch = verbs.add_parser("fetch", help="download the official faces.tar.gz (needs internet)")
     fetch.add_argument("--url", default=DEFAULT_URL,
                        help=f"archive URL: https, http, or file:// for a copy on this machine "
@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
                             "refused (none is published for the official archive)")
     fetch.add_argument("--dest", help="folder to write faces.tar.gz to (default: user cache)")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
-    fetch.set_defaults(func=fetch_command)
+    fetch.set_defaults(func=_fetch_command)
 
 
 def _sha256_argument(text: str) -> str:
@@ -37,7 +37,7 @@ def _sha256_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def info_command(args: argparse.Namespace) -> int:
+def _info_command(args: argparse.Namespace) -> int:
     data = load_cbcl(args.data, splits=("train", "test"))
     report = {"source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
               "counts": data.counts, "total": int(len(data.labels)),
@@ -56,7 +56,7 @@ def info_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def fetch_command(args: argparse.Namespace) -> int:
+def _fetch_command(args: argparse.Namespace) -> int:
     check_url(args.url)  # before the note below, so a bad URL is the only line printed
     sha256 = expected_sha256(args.url, args.sha256)
     if sha256 is None:

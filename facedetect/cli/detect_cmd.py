@@ -20,7 +20,7 @@ from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, st
 DEFAULTS = DetectionParams()
 
 
-def parse_step(text: str):
+def _parse_step(text: str):
     if text in ("auto", "refine"):
         return text
     try:
@@ -42,7 +42,7 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale-factor", type=finite_float,
                         help=f"pyramid step (default: the model's, else "
                              f"{DEFAULTS.scale_factor})")
-    parser.add_argument("--step", type=parse_step,
+    parser.add_argument("--step", type=_parse_step,
                         help="window stride in pixels of each level; 'auto' for OpenCV's "
                              "rule (2 up to twice the window size, then 1); 'refine' for 2, "
                              "then 1 around every window near the threshold (default: the "

@@ -50,7 +50,7 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def curve_points(results, params, scale, shift, thresholds):
+def _curve_points(results, params, scale, shift, thresholds):
     points = []
     for threshold in thresholds:
         found, fps, total = summarize(results, threshold, params.min_neighbors, scale, shift,
@@ -60,13 +60,13 @@ def curve_points(results, params, scale, shift, thresholds):
     return points
 
 
-def curve_paths(name: str) -> tuple[str, str]:
+def _curve_paths(name: str) -> tuple[str, str]:
     """``(CSV, picture)`` for ``--curve NAME``: a ``.csv`` or ``.png`` name is that file,
     the other beside it; any other name gets both suffixes.
 
     Examples
     --------
-    >>> curve_paths("roc.csv"), curve_paths("out/roc")
+    >>> _curve_paths("roc.csv"), _curve_paths("out/roc")
     (('roc.csv', 'roc.png'), ('out/roc.csv', 'out/roc.png'))
     """
     stem = name[:-4] if name.lower().endswith((".csv", ".png")) else name
@@ -75,8 +75,8 @@ def curve_paths(name: str) -> tuple[str, str]:
     return csv_name, png_name
 
 
-def write_curve(points, baselines, path_stem, n_images):
-    csv_path, png_path = curve_paths(path_stem)
+def _write_curve(points, baselines, path_stem, n_images):
+    csv_path, png_path = _curve_paths(path_stem)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=["threshold", "tpr", "false_positives", "found"])
     writer.writeheader()
@@ -117,7 +117,7 @@ def _warn_near_misses(results, params, scale, shift) -> None:
 def run(args: argparse.Namespace) -> int:
     wait_passively()   # scanning beside other work: see facedetect.threads
     if args.curve:  # before hours of scanning, not after
-        for path in curve_paths(args.curve):
+        for path in _curve_paths(args.curve):
             check_writable(path, "--curve")
     annotations = read_annotations(args.annotations)
     if not annotations:
@@ -157,8 +157,8 @@ def run(args: argparse.Namespace) -> int:
         report["opencv"] = baselines
     if args.curve:
         thresholds = np.unique(np.r_[np.linspace(low, max(low + 1, 120), 41), params.threshold])
-        report["curve"] = curve_points(results, params, scale, shift, thresholds)
-        write_curve(report["curve"], baselines, args.curve, n_images)
+        report["curve"] = _curve_points(results, params, scale, shift, thresholds)
+        _write_curve(report["curve"], baselines, args.curve, n_images)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -169,5 +169,5 @@ def run(args: argparse.Namespace) -> int:
               f"false positives ({base['false_positives'] / n_images:.2f} per image), "
               f"{base['seconds']:.1f} s")
     if args.curve:
-        print(f"curve: {', '.join(curve_paths(args.curve))}")
+        print(f"curve: {', '.join(_curve_paths(args.curve))}")
     return 0

@@ -20,7 +20,7 @@ def parse_costs(text: str):
         raise argparse.ArgumentTypeError(f"--costs: {error} (separate costs with ';')") from None
 
 
-def parse_rounds(text: str) -> list[int]:
+def _parse_rounds(text: str) -> list[int]:
     try:
         rounds = sorted({int(part) for part in text.split(",")})
     except ValueError:
@@ -34,7 +34,7 @@ def parse_rounds(text: str) -> list[int]:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="the paper's CBCL cost sweep with k-fold CV")
     parser.add_argument("--data", help="CBCL folder or faces.tar.gz")
-    parser.add_argument("--rounds", type=parse_rounds, default=[10, 50, 200, 400],
+    parser.add_argument("--rounds", type=_parse_rounds, default=[10, 50, 200, 400],
                         help="round counts, comma-separated (default 10,50,200,400; one "
                              "training at the largest serves them all)")
     parser.add_argument("--calibration-split", type=float, default=0.2, metavar="F",
@@ -54,8 +54,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = SweepSettings(tuple(args.costs), tuple(args.rounds), args.folds, args.seed,
-                             args.selection, args.calibration_split)
+    settings = SweepSettings(costs=tuple(args.costs), rounds=tuple(args.rounds),
+                             folds=args.folds, seed=args.seed, selection=args.selection,
+                             calibration_split=args.calibration_split)
     settings.check()
     data = load_cbcl(args.data)
     out_dir = writable_folder(args.out_dir, "--out-dir")

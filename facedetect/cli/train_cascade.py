@@ -47,7 +47,7 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--positives-info", metavar="FILE",
                        help="or on the boxes of an opencv_createsamples info file "
                             "('path count x y w h ...' per line)")
-    group.add_argument("--window", type=window_size, metavar="WxH",
+    group.add_argument("--window", type=_window_size, metavar="WxH",
                        help="window of --positives / --positives-info (default 24x24)")
     group.add_argument("--search-stage-cost", action="store_true",
                        help="boost every stage at costs 1,1 2,1 and 4,1 and keep the one "
@@ -60,7 +60,7 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
                             "at most 5000)")
 
 
-def window_size(text: str) -> tuple[int, int]:
+def _window_size(text: str) -> tuple[int, int]:
     try:
         return parse_window(text)
     except FacedetectError as error:
@@ -93,7 +93,7 @@ ONE_STAGE_FLAGS = {
 }
 
 
-def check_cascade_flags(args) -> None:
+def _check_cascade_flags(args) -> None:
     """Refuse one-stage flags set away from their defaults: a cascade would ignore them."""
     for flag, (name, why) in ONE_STAGE_FLAGS.items():
         default = getattr(RunOptions if name == "checkpoint_every" else RECIPE, name)
@@ -121,12 +121,15 @@ def _samples(args, warn):
 
 
 def run_cascade(args, config, out, options, warn, quiet: bool, wild_faces) -> int:
-    cascade = CascadeConfig(args.stages, args.min_hit_rate, args.max_false_alarm_rate,
-                            args.max_stumps_per_stage, args.target_false_alarm_rate,
-                            args.negatives_per_stage, args.search_stage_cost,
-                            args.positives_per_stage)
+    cascade = CascadeConfig(stages=args.stages, min_hit_rate=args.min_hit_rate,
+                            max_false_alarm_rate=args.max_false_alarm_rate,
+                            max_stumps_per_stage=args.max_stumps_per_stage,
+                            target_false_alarm_rate=args.target_false_alarm_rate,
+                            negatives_per_stage=args.negatives_per_stage,
+                            search_cost=args.search_stage_cost,
+                            positives_per_stage=args.positives_per_stage)
     cascade.check()
-    check_cascade_flags(args)
+    _check_cascade_flags(args)
     data = _samples(args, warn)
     if (args.positives or args.positives_info) and args.faces:
         raise FacedetectError("--faces adds faces to CBCL's; --positives and "

@@ -134,7 +134,7 @@ def _archive_in(path: Path) -> Path | None:
     return None
 
 
-def sha256_file(path: Path) -> str:
+def _sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -198,4 +198,4 @@ def load_cbcl(path: str | Path | None = None, splits=("train",)) -> CBCLData:
                               f"{', '.join(splits)} (expected {'/'.join(splits)}/face/*.pgm "
                               f"and .../non-face/*.pgm)")
     return CBCLData(np.stack(images), np.asarray(labels, dtype=np.int8), names, source,
-                    ignored, sha256_file(archive) if archive else None, counts)
+                    ignored, _sha256_file(archive) if archive else None, counts)

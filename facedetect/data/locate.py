@@ -31,12 +31,12 @@ def search_places(explicit, flag: str, env_var: str, name: str) -> list[tuple[st
     return places
 
 
-def candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+def _candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
     """Every place looked at for CBCL, in order, with the reason it is looked at."""
     return search_places(explicit, "--data", ENV_VAR, "cbcl")
 
 
-def is_cbcl_source(path: Path) -> bool:
+def _is_cbcl_source(path: Path) -> bool:
     """A CBCL folder (with ``train/`` or ``test/``), a folder holding the archive, or the archive."""
     if path.is_file():
         return True  # an archive; the loader says so if it is not one
@@ -73,10 +73,10 @@ def find_cbcl(explicit: str | os.PathLike | None = None) -> Path:
         ...
     facedetect.errors.DataNotFoundError: ...
     """
-    places, looked = candidate_places(explicit), []
+    places, looked = _candidate_places(explicit), []
     for reason, path in places:
         looked.append(f"{reason}: {path}")
-        if is_cbcl_source(path):
+        if _is_cbcl_source(path):
             return path
         if reason in ("--data", f"${ENV_VAR}"):
             break

@@ -26,7 +26,7 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".pgm", ".ppm", ".pbm", ".bmp", ".tif
 HELD_OUT_SHARE = 5  # one picture in five
 
 
-def negative_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+def _negative_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
     return search_places(explicit, "--negatives", ENV_VAR, "negatives")
 
 
@@ -38,7 +38,7 @@ def find_negatives(explicit: str | os.PathLike | None = None) -> Path | None:
     DataNotFoundError
         When ``--negatives`` or ``$FACEDETECT_NEGATIVES`` names a place that is not a folder.
     """
-    for reason, path in negative_places(explicit):
+    for reason, path in _negative_places(explicit):
         if path.is_dir():
             return path / "images" if (path / "images").is_dir() else path
         if reason != "./data/negatives" and reason != "user cache":

@@ -58,19 +58,19 @@ def parse_window(text: str) -> tuple[int, int]:
         raise FacedetectError(f"window must be WIDTHxHEIGHT, got {text!r}") from None
     if not (8 <= width <= 256 and 8 <= height <= 256):
         raise FacedetectError(f"window sides must be 8..256 pixels, got {text!r}")
-    if pool_size(width, height) > MAX_POOL_FEATURES:
-        raise FacedetectError(f"a {width}x{height} window has {pool_size(width, height):,} "
+    if _pool_size(width, height) > MAX_POOL_FEATURES:
+        raise FacedetectError(f"a {width}x{height} window has {_pool_size(width, height):,} "
                               f"Haar features, more than the {MAX_POOL_FEATURES:,} training "
                               "can hold: choose a smaller window (24x24 has 162,336)")
     return width, height
 
 
-def pool_size(width: int, height: int) -> int:
+def _pool_size(width: int, height: int) -> int:
     """The number of Haar features of a window, counted without building them.
 
     Examples
     --------
-    >>> pool_size(19, 19), pool_size(24, 24)
+    >>> _pool_size(19, 19), _pool_size(24, 24)
     (63960, 162336)
     """
     return sum((width - w + 1) * (height - h + 1)

@@ -34,7 +34,7 @@ UCI_SETS = {
 UCI_ENV_VAR = "FACEDETECT_UCI"
 
 
-def find_uci(root: str | Path | None = None) -> Path:
+def _find_uci(root: str | Path | None = None) -> Path:
     """The UCI folder: ``root``, ``$FACEDETECT_UCI``, ``./data/uci``, or beside the CBCL data.
 
     A folder asked for by name (``root`` or the variable) that does not exist is an error,
@@ -84,7 +84,7 @@ def load_uci(name: str, root: str | Path | None = None):
     if name not in UCI_SETS:
         raise FacedetectError(f"unknown UCI set {name!r}; choose from {sorted(UCI_SETS)}")
     folder, filename, delimiter, label_column, positive = UCI_SETS[name]
-    path = find_uci(root) / folder / filename
+    path = _find_uci(root) / folder / filename
     try:
         rows = [line.split(delimiter) for line in path.read_text().splitlines()
                 if line.strip()]

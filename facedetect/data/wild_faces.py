@@ -115,7 +115,7 @@ class WildFaces:
                                   if unknown else []))
 
 
-def faces_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
+def _faces_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
     """Every place looked at for faces, in order: ``--faces``, ``$FACEDETECT_FACES``,
     ``./data/faces``, the user cache."""
     return search_places(explicit, "--faces", ENV_VAR, "faces")
@@ -142,7 +142,7 @@ def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
         ...
     facedetect.errors.FacedetectError: ...: no faces.csv in this folder; it needs one row per image with the columns file, leye_x, leye_y, reye_x, reye_y (eye centres in the image's pixels; source and subject optional)
     """
-    for reason, path in faces_places(explicit):
+    for reason, path in _faces_places(explicit):
         if (path / CSV_NAME).is_file():
             return path
         if reason in ("--faces", f"${ENV_VAR}"):

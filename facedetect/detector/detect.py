@@ -24,7 +24,7 @@ STRIP_ROWS = 256
 MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DetectionParams:
     """Scan settings. A model's own settings (its ``detection`` section, chosen at
     training from held-out data) come from :func:`params_for`; these defaults are
@@ -222,7 +222,7 @@ def pyramid_scales(width: int, height: int, window, params: DetectionParams):
     return scales
 
 
-def scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
+def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """Per pyramid level: ``(level image, (sx, sy), xs, ys, scores, windows scanned)``.
 
     With ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
@@ -261,7 +261,7 @@ def scan_raw(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """All windows above threshold, as integer ``(x, y, w, h)`` in image pixels, with scores."""
     win_w, win_h = scanner.window
     rects, scores, scanned, kept = [], [], 0, 0
-    for _, (sx, sy), xs, ys, level_scores, level_scanned in scan_levels(grey, scanner, params):
+    for _, (sx, sy), xs, ys, level_scores, level_scanned in _scan_levels(grey, scanner, params):
         scanned += level_scanned
         kept += len(xs)
         if kept > MAX_WINDOWS:
@@ -285,7 +285,7 @@ def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionP
     false positives to add as hard negatives."""
     win_w, win_h = scanner.window
     patches = [np.stack([level[y:y + win_h, x:x + win_w] for x, y in zip(xs, ys)])
-               for level, _, xs, ys, _, _ in scan_levels(grey, scanner, params) if len(xs)]
+               for level, _, xs, ys, _, _ in _scan_levels(grey, scanner, params) if len(xs)]
     return np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
 
 

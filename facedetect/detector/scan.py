@@ -40,7 +40,7 @@ REFINE_MARGIN = 10.0
 INT32_PIXELS = 2 ** 31 // 255
 
 
-def stump_arrays(model):
+def _stump_arrays(model):
     """Flat arrays of a HaarDetectorModel for the kernel."""
     n = model.n_stumps
     rects = np.zeros((n, 4, 4), dtype=np.int64)
@@ -113,7 +113,7 @@ def _cascade_levels(model, threshold: float, early_rejection: bool) -> np.ndarra
     return levels
 
 
-def corner_offsets(rects: np.ndarray, stride: int) -> np.ndarray:
+def _corner_offsets(rects: np.ndarray, stride: int) -> np.ndarray:
     """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
     top-left corner, in an integral image with rows ``stride`` long: top-left, top-right,
     bottom-left, bottom-right."""
@@ -142,7 +142,7 @@ class LevelScanner:
         self.parallel_min_windows = (PARALLEL_MIN_WINDOWS if parallel_min_windows is None
                                      else parallel_min_windows)
         self.threshold = float(threshold)
-        self.arrays = stump_arrays(model)
+        self.arrays = _stump_arrays(model)
         self._stumps_by_stride = {}
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
         # The coarse pass of a refined scan keeps windows down to coarse_threshold
@@ -196,7 +196,7 @@ class LevelScanner:
             if len(self._stumps_by_stride) >= 64:   # bounded over many image sizes
                 self._stumps_by_stride.clear()
             rects, *rest = self.arrays
-            self._stumps_by_stride[stride] = (corner_offsets(rects, stride), *rest)
+            self._stumps_by_stride[stride] = (_corner_offsets(rects, stride), *rest)
         return self._stumps_by_stride[stride]
 
     def _kernel_window(self):

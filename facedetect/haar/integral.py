@@ -98,7 +98,7 @@ def rectangle_sums(ii: np.ndarray, x, y, w, h) -> np.ndarray:
     return ii[..., y + h, x + w] - ii[..., y, x + w] - ii[..., y + h, x] + ii[..., y, x]
 
 
-def normalization_rectangle(width: int, height: int) -> tuple[int, int, int, int]:
+def _normalization_rectangle(width: int, height: int) -> tuple[int, int, int, int]:
     """The rectangle OpenCV normalises by: the window minus a one-pixel border."""
     if width < 3 or height < 3:
         raise ValueError("the window must be at least 3x3 to have a normalising rectangle")
@@ -135,7 +135,7 @@ def normalization_factors(ii: np.ndarray, sq_ii: np.ndarray, width: int, height:
     >>> round(float(nf), 6), round(float(np.sqrt(4 * (inner ** 2).sum() - inner.sum() ** 2)), 6)
     (82.462113, 82.462113)
     """
-    nx, ny, nw, nh = normalization_rectangle(width, height)
+    nx, ny, nw, nh = _normalization_rectangle(width, height)
     x = np.asarray(x0) + nx
     y = np.asarray(y0) + ny
     area = nw * nh

@@ -49,7 +49,7 @@ def haar_features(pool_index, pool) -> dict:
             "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
 
 
-def window_operating_point(model: HaarDetectorModel, images, labels,
+def _window_operating_point(model: HaarDetectorModel, images, labels,
                            config: TrainConfig) -> dict:
     """The operating point on the calibration windows, as the model file stores it."""
     point = choose_operating_point(model.decision_function(images), labels == 1, config.cost,
@@ -85,7 +85,7 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base) -> HaarDetec
     if len(calibration):
         point_start = time.perf_counter()
         model = haar_detector_model(estimator, run.pool)
-        point = window_operating_point(model, cbcl.images[calibration],
+        point = _window_operating_point(model, cbcl.images[calibration],
                                        cbcl.labels[calibration], config)
         training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
     model = haar_detector_model(estimator, run.pool, training, point, config.cost)

@@ -43,7 +43,7 @@ DEFAULT_NEGATIVES = 5000
 SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CascadeConfig:
     """The cascade's stopping rules (opencv_traincascade's names and defaults).
 

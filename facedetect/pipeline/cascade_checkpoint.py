@@ -42,7 +42,7 @@ def _fail(path, message: str):
                           "without --resume")
 
 
-def check_records(path, records, stages) -> None:
+def _check_records(path, records, stages) -> None:
     """``records`` (``training.cascade_stages``) hold one complete record per stage of
     ``stages``, in order, agreeing with it on stumps and threshold."""
     if not isinstance(records, list) or not records:
@@ -82,7 +82,7 @@ def load_cascade_checkpoint(path, run_config: dict, n_features: int):
         _fail(path, f"n_features is {document['n_features']}, the window's pool has "
                     f"{n_features}")
     records = training.get("cascade_stages")
-    check_records(path, records, stages)
+    _check_records(path, records, stages)
     found, begin = [], 0
     for stage in stages:
         found.append((document["stumps"][begin:begin + stage["stumps"]],

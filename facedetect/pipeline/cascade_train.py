@@ -41,7 +41,7 @@ CASCADE_SCAN = {"scale_factor": 1.1, "step": "auto", "min_size": 19, "min_neighb
 
 
 @dataclass
-class CascadeSamples:
+class _CascadeSamples:
     """The windows a cascade learns from: training and held-out positives (augmented
     alike), negatives known beforehand (CBCL's non-faces; none for other objects)."""
 
@@ -56,7 +56,7 @@ class CascadeSamples:
     wild_faces: dict | None = None    # the record of the faces from the wild trained on
 
 
-def cascade_samples(data, config: TrainConfig, wild_faces=None) -> CascadeSamples:
+def cascade_samples(data, config: TrainConfig, wild_faces=None) -> _CascadeSamples:
     """The samples of CBCL data (split as ``config`` says) or of a :class:`PositiveSet`
     (a seeded ``config.holdout`` share held out). With ``faces`` from the wild
     (:mod:`.wild`), their training windows join the training faces and their held-out
@@ -99,7 +99,7 @@ def cascade_samples(data, config: TrainConfig, wild_faces=None) -> CascadeSample
         wild = split_wild_faces(wild_faces, window, config.mirror, config.jitter, config.seed)
         faces = np.concatenate([faces, wild.train])
         held_faces = np.concatenate([held_faces, wild.heldout])
-    return CascadeSamples(faces, held_faces, negatives, (images.shape[2], images.shape[1]),
+    return _CascadeSamples(faces, held_faces, negatives, (images.shape[2], images.shape[1]),
                           fingerprint, source, held_names, isinstance(data, PositiveSet),
                           wild.record if wild is not None else None)
 
@@ -135,7 +135,7 @@ class _CascadeRun:
 
     config: TrainConfig
     cascade: CascadeConfig
-    samples: CascadeSamples
+    samples: _CascadeSamples
     negatives: NegativeSet
     pool: object
     run_config: dict

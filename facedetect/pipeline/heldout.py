@@ -8,7 +8,7 @@ from ..errors import FacedetectError
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost, roc_points
 
 
-def evaluation_indices(model, data, split: str = "heldout"):
+def _evaluation_indices(model, data, split: str = "heldout"):
     """Indices of ``data`` to evaluate on, refusing anything that could leak.
 
     ``heldout`` uses the file names the model recorded; ``train`` the complement of them
@@ -70,7 +70,7 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     >>> report["split"], report["n_stumps"], report["threshold_source"]
     ('heldout', 1, 'operating point')
     """
-    indices = evaluation_indices(model, data, split)
+    indices = _evaluation_indices(model, data, split)
     scores = model.decision_function(data.images[indices])
     labels = data.labels[indices] == 1
     point = model.operating_point

@@ -28,7 +28,7 @@ from .image_point import TARGET_FALSE_ALARMS_PER_MPX
 from .storage import FeatureSource
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunOptions:
     """How a training run reports and saves, as opposed to what it learns (``TrainConfig``).
 

@@ -31,7 +31,7 @@ BLOCK_SHARE = 8
 MIN_BLOCK_FEATURES = 64
 
 
-def exact_bytes(n_windows: int, n_features: int) -> int:
+def _exact_bytes(n_windows: int, n_features: int) -> int:
     """float32 values plus the sort order (uint16 up to 32,767 windows, else uint32)."""
     return n_windows * n_features * (4 + (2 if n_windows <= 0x7FFF else 4))
 
@@ -45,7 +45,7 @@ def minimum_memory(n_windows: int) -> int:
 def check_memory_setting(memory: int, n_windows: int, n_features: int, exact: bool) -> None:
     """Refuse a setting the job cannot run in, naming what it needs."""
     if exact:
-        needed = exact_bytes(n_windows, n_features)
+        needed = _exact_bytes(n_windows, n_features)
         if needed > memory:
             raise FacedetectError(
                 f"exact features for {n_windows:,} windows x {n_features:,} features need "

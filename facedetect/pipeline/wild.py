@@ -19,7 +19,7 @@ from ..errors import FacedetectError
 from .augment import wild_training_windows
 
 
-class WildSplit(NamedTuple):
+class _WildSplit(NamedTuple):
     """The training windows, the held-out faces' windows and the model's record of both."""
 
     train: np.ndarray
@@ -28,7 +28,7 @@ class WildSplit(NamedTuple):
 
 
 def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
-                     seed: int) -> WildSplit:
+                     seed: int) -> _WildSplit:
     """Training windows of the faces outside the held-out part, and the held-out faces'
     plain windows (level eyes, no jitter, no mirror).
 
@@ -54,7 +54,7 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
               "heldout_rule": f"{HELDOUT_FRACTION:g} of the subjects (each face its own "
                               "where the subject is unknown), by salted hash",
               "mirror": bool(mirror), "jitter": bool(jitter), "terms": faces.terms()}
-    return WildSplit(train_windows, held_windows, record)
+    return _WildSplit(train_windows, held_windows, record)
 
 
 # A detection finds a face when it holds both eye centres and is not much wider than the
@@ -90,16 +90,16 @@ def eyes_found(boxes: np.ndarray, eyes, max_eye_distances: float = float("inf"))
     >>> eyes_found(np.array([[0, 0, 20, 40], [0, 0, 90, 90]]), [12.0, 15.0, 28.0, 15.0], 4.0)
     False
     """
-    widths = box_widths_holding_eyes(boxes, eyes)
+    widths = _box_widths_holding_eyes(boxes, eyes)
     return bool(len(widths)) and float(widths.min()) <= max_eye_distances
 
 
-def box_widths_holding_eyes(boxes: np.ndarray, eyes) -> np.ndarray:
+def _box_widths_holding_eyes(boxes: np.ndarray, eyes) -> np.ndarray:
     """Widths (the larger side), in eye distances, of the boxes that hold both eyes.
 
     Examples
     --------
-    >>> box_widths_holding_eyes(np.array([[0, 0, 40, 40], [20, 0, 9, 9]]), [12, 15, 28, 15])
+    >>> _box_widths_holding_eyes(np.array([[0, 0, 40, 40], [20, 0, 9, 9]]), [12, 15, 28, 15])
     array([2.5])
     """
     lx, ly, rx, ry = (float(v) for v in eyes)
@@ -122,21 +122,21 @@ def heldout_faces(model, faces: WildFaces) -> WildFaces:
     return faces.subset(heldout_mask(faces.groups))
 
 
-class CropRecall(NamedTuple):
+class _CropRecall(NamedTuple):
     """Per source ``{"faces": n, "recall": r}``, and the widest box that counted."""
 
     by_source: dict
     max_eye_distances: float
 
 
-def crop_recall(detect, faces: WildFaces) -> CropRecall:
+def crop_recall(detect, faces: WildFaces) -> _CropRecall:
     """Per source, the fraction of crops in which ``detect(crop) -> (n, 4) boxes`` finds
     the face, and the crops scored.
 
     A box finds the face when it holds both eyes and is at most ``MAX_WIDTH_OVER_MEDIAN``
     times the detector's median box width, in eye distances (see :func:`eyes_found`).
     """
-    widths = [box_widths_holding_eyes(detect(crop), eyes)
+    widths = [_box_widths_holding_eyes(detect(crop), eyes)
               for crop, eyes in zip(faces.crops, faces.eyes)]
     narrowest = [float(w.min()) for w in widths if len(w)]
     limit = MAX_WIDTH_OVER_MEDIAN * float(np.median(narrowest)) if narrowest else 0.0
@@ -145,7 +145,7 @@ def crop_recall(detect, faces: WildFaces) -> CropRecall:
     recall = {source: {"faces": int((sources == source).sum()),
                        "recall": round(float(found[sources == source].mean()), 4)}
               for source in sorted(set(faces.sources))}
-    return CropRecall(recall, round(limit, 3))
+    return _CropRecall(recall, round(limit, 3))
 
 
 def evaluate_wild_faces(model, faces: WildFaces) -> dict:

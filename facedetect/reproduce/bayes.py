@@ -11,7 +11,7 @@ from .tables import RATES, Table, cost_label, mean_final
 FAMILIES = ("db", "cs", "bayes")
 
 
-def bayes_rates(costs, prior_positive: float = 0.5) -> list[np.ndarray]:
+def _bayes_rates(costs, prior_positive: float = 0.5) -> list[np.ndarray]:
     """Analytic FN, FP, CE, NEC of the Bayes-optimal rule for each cost."""
     rows = []
     for cost in costs:
@@ -26,7 +26,7 @@ def bayes_comparison(costs, grouped, dataset: str = "bayes"):
     """The per-cost table, each family's (FN, FP) lists, and the envelope areas."""
     rates = {"db": [mean_final(grouped[(dataset, tuple(c), "db")]) for c in costs],
              "cs": [mean_final(grouped[(dataset, tuple(c), "cs")]) for c in costs],
-             "bayes": bayes_rates(costs)}
+             "bayes": _bayes_rates(costs)}
     header = ["cost"] + [f"{family} {r}" for family in FAMILIES for r in RATES]
     table = Table("Bayes: AdaBoostDB, Cost-Sensitive AdaBoost and the Bayes-optimal rule",
                   header, note="DB and CS: held-out means over folds; Bayes: analytic "

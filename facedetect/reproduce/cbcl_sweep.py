@@ -40,7 +40,7 @@ from ..training.stumps import presort
 METHODS = ("db-raw", "db-op", "db-emp", "adamec")
 
 
-def staged_at(model, X, rounds) -> dict:
+def _staged_at(model, X, rounds) -> dict:
     """``{R: scores after R rounds}`` (the final scores where boosting stopped early)."""
     wanted, found, last = set(rounds), {}, None
     for r, scores in enumerate(model.staged_decision_function(X), start=1):
@@ -87,7 +87,7 @@ def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
     """Rows ``{rounds, cost, method, fn, fp, nec, seconds}`` of one fold."""
     top, rows = max(rounds), []
     adaboost = make_algorithm("adaboost", top).fit(fold.X_fit, fold.y_fit, order=fold.order_fit)
-    ada_cal, ada_test = staged_at(adaboost, fold.X_cal, rounds), staged_at(
+    ada_cal, ada_test = _staged_at(adaboost, fold.X_cal, rounds), _staged_at(
         adaboost, fold.X_test, rounds)
     maps = {r: fit_calibration(ada_cal[r], fold.cal_positive, "sigmoid") for r in rounds}
     bar.update(1)
@@ -96,11 +96,11 @@ def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
         raw = make_algorithm("db", top, cost, selection=selection).fit(
             fold.X, fold.y, order=fold.order)
         seconds = time.perf_counter() - start
-        raw_test = staged_at(raw, fold.X_test, rounds)
+        raw_test = _staged_at(raw, fold.X_test, rounds)
         bar.update(1)
         op = make_algorithm("db", top, cost, selection=selection).fit(
             fold.X_fit, fold.y_fit, order=fold.order_fit)
-        op_cal, op_test = staged_at(op, fold.X_cal, rounds), staged_at(op, fold.X_test, rounds)
+        op_cal, op_test = _staged_at(op, fold.X_cal, rounds), _staged_at(op, fold.X_test, rounds)
         bar.update(1)
         for r in rounds:
             empirical = cost_optimal_threshold(op_cal[r], fold.cal_positive, cost)[0]
@@ -116,7 +116,7 @@ def fold_results(fold: Fold, costs, rounds, selection, bar) -> list[dict]:
     return rows
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepSettings:
     """What a CBCL sweep runs: every cost at every round count, over ``folds`` folds."""
 

@@ -114,7 +114,7 @@ def sweep_markdown(table, costs, rounds_list, folds, n_per_class) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sweep_csv(table, costs, rounds_list) -> str:
+def _sweep_csv(table, costs, rounds_list) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["rounds", "cp", "cn", "method", "fn", "fp", "nec", "nec_fold_sd",
@@ -141,7 +141,7 @@ def write_sweep(rows, out_dir, costs, folds, n_per_class) -> dict:
     paths = {"markdown": out_dir / "cbcl_sweep.md", "csv": out_dir / "cbcl_sweep.csv"}
     atomic_write_text(paths["markdown"], sweep_markdown(table, costs, rounds_list, folds,
                                                         n_per_class))
-    atomic_write_text(paths["csv"], sweep_csv(table, costs, rounds_list))
+    atomic_write_text(paths["csv"], _sweep_csv(table, costs, rounds_list))
     paper_rows = [CBCL_TABLE[tuple(c)] for c in costs if tuple(c) in CBCL_TABLE]
     for rounds in rounds_list:
         families = {LABELS[m]: ([table[(rounds, tuple(c), m)]["fn"] for c in costs],

@@ -19,7 +19,7 @@ PROJECTION_ANGLES = 32
 
 
 @dataclass
-class ExperimentData:
+class _ExperimentData:
     """One data set: features ``X`` (stumps are learnt on its columns) and labels ``y``
     (1 = positive, the more valuable class)."""
 
@@ -37,7 +37,7 @@ class ExperimentData:
         return float(np.mean(self.y == 1))
 
 
-def load_experiment_data(name: str, uci_root=None, seed: int = 0) -> ExperimentData:
+def load_experiment_data(name: str, uci_root=None, seed: int = 0) -> _ExperimentData:
     """The features of one of :data:`ALL_DATASETS`.
 
     Bayes and TwoClouds are drawn with ``seed`` and projected on
@@ -48,6 +48,6 @@ def load_experiment_data(name: str, uci_root=None, seed: int = 0) -> ExperimentD
         make = make_bayes if name == "bayes" else make_two_clouds
         points, y = make(SYNTHETIC_SAMPLES, seed=seed)
         X = projection_features(points, PROJECTION_ANGLES)
-        return ExperimentData(name, X, y, f"{PROJECTION_ANGLES} projection angles")
+        return _ExperimentData(name, X, y, f"{PROJECTION_ANGLES} projection angles")
     X, y = load_uci(name, uci_root)
-    return ExperimentData(name, X, y, f"{X.shape[1]} columns")
+    return _ExperimentData(name, X, y, f"{X.shape[1]} columns")

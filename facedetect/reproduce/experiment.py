@@ -82,7 +82,7 @@ class Run:
         return self.staged[-1]
 
 
-def staged_rates(model, X, y, cost, prior_positive: float, thresholds=None) -> np.ndarray:
+def _staged_rates(model, X, y, cost, prior_positive: float, thresholds=None) -> np.ndarray:
     """Held-out FN, FP, CE and NEC after every round (at ``thresholds[t]`` after round
     t + 1; 0 by default)."""
     pcf = probability_cost(prior_positive, cost)
@@ -106,7 +106,7 @@ def warm_up(methods) -> None:
     RuleComparingDB(2, (1, 3)).fit(X, y)
 
 
-def timed_fit(factory, rounds, cost, X, y, order, repeats: int):
+def _timed_fit(factory, rounds, cost, X, y, order, repeats: int):
     """(median seconds, last model) over ``repeats`` fits of ``factory(rounds, cost)``."""
     times, model = [], None
     for _ in range(repeats):
@@ -117,7 +117,7 @@ def timed_fit(factory, rounds, cost, X, y, order, repeats: int):
     return float(np.median(times)), model
 
 
-def staged_operating_thresholds(model, X_cal, y_cal, cost) -> list[float]:
+def _staged_operating_thresholds(model, X_cal, y_cal, cost) -> list[float]:
     """The operating point after every round: Platt on the calibration scores, Bayes cut."""
     return [choose_operating_point(scores, y_cal == 1, cost).threshold
             for scores in model.staged_decision_function(X_cal)]
@@ -148,16 +148,16 @@ def run_dataset(data, costs, methods, *, rounds: int, folds: int = 3, repeats: i
         for cost in costs:
             for method in methods:
                 at_point = method in OPERATING_POINT_METHODS
-                seconds, model = timed_fit(METHODS[method], rounds, cost,
+                seconds, model = _timed_fit(METHODS[method], rounds, cost,
                                            *((X_fit, y_fit, order_fit) if at_point
                                              else (X_train, y_train, order)), repeats)
-                thresholds = (staged_operating_thresholds(model, X_cal, y_cal, cost)
+                thresholds = (_staged_operating_thresholds(model, X_cal, y_cal, cost)
                               if at_point else None)
                 stumps = np.column_stack([model.features_, model.thresholds_,
                                           model.polarities_])
                 runs.append(Run(data.name, tuple(cost), fold, method, seconds,
                                 int(model.roots_solved_.sum()), model.n_rounds_, stumps,
-                                staged_rates(model, data.X[test], data.y[test], cost, prior,
+                                _staged_rates(model, data.X[test], data.y[test], cost, prior,
                                              thresholds)))
             comparing = RuleComparingDB(rounds, cost).fit(X_train, y_train, order=order)
             rule_disagreement[(tuple(cost), fold)] = float(np.mean(comparing.rule_disagreements_))

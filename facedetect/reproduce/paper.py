@@ -38,7 +38,7 @@ from .tables import (
 QUICK_COSTS = [(1, 10), (1, 1), (10, 1)]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PaperConfig:
     """What to run. The defaults are the full run; :meth:`quick` is the CI run.
 

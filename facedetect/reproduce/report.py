@@ -33,7 +33,7 @@ def _paper_headline(paper_name: str) -> dict:
             "roots_avoided_percent": 100 * (1 - zeros_db / zeros_cs)}
 
 
-def burden_summary(results) -> Table:
+def _burden_summary(results) -> Table:
     table = Table("Training burden, totals over all costs and folds",
                   ["data set", "pool", "CS roots", "CS s", "CS-vectorised s", "DBN roots",
                    "DBN s", "DB roots", "DB s", "DB time / CS time",
@@ -52,7 +52,7 @@ def burden_summary(results) -> Table:
     return table
 
 
-def improvement_summary(results) -> Table:
+def _improvement_summary(results) -> Table:
     table = Table("Improvement rows (percent saved; the paper's beside ours)",
                   ["data set", "step", "roots saved", "time saved", "paper roots saved",
                    "paper time saved"])
@@ -63,7 +63,7 @@ def improvement_summary(results) -> Table:
     return table
 
 
-def asymmetry_summary(results) -> Table:
+def _asymmetry_summary(results) -> Table:
     costs = [c for c in SHOWN_COSTS if tuple(c) in {tuple(x) for x in results["config"].costs}]
     header = ["data set", "verdict: FN falls, FP rises as Cp/Cn grows", "paper's table"]
     for cost in costs:
@@ -93,7 +93,7 @@ def asymmetry_summary(results) -> Table:
     return table
 
 
-def diffs_summary(results) -> Table:
+def _diffs_summary(results) -> Table:
     table = Table("AdaBoostDB against Cost-Sensitive AdaBoost (means over costs)",
                   ["data set", "mean |dFN|", "mean |dFP|", "mean |dCE|", "mean |dNEC|",
                    "paper mean |dNEC|", "stumps differ DB/CS", ("rules differ from the same "
@@ -107,7 +107,7 @@ def diffs_summary(results) -> Table:
     return table
 
 
-def bayes_summary(results) -> str:
+def _bayes_summary(results) -> str:
     if "bayes" not in results:
         return ""
     _, _, areas = results["bayes"]
@@ -125,16 +125,16 @@ def summary_markdown(results, command: str) -> str:
              ("CS solves the candidates with a positive root (half of all: the other polarity "
              "has the mirrored loss); DBN solves every candidate, as the paper's DBN and CS "
              "did; DB solves only the candidates that pass the conditional test.\n")]
-    for table in (burden_summary(results), improvement_summary(results),
-                  asymmetry_summary(results)):
+    for table in (_burden_summary(results), _improvement_summary(results),
+                  _asymmetry_summary(results)):
         parts.append(table.markdown())
     if results["diffs"]:
-        parts.append(diffs_summary(results).markdown())
+        parts.append(_diffs_summary(results).markdown())
     for table in results.get("cost_response", []):
         parts.append(table.markdown())
     parts.append(results["credit"].markdown())
     if "bayes" in results:
-        parts.append("### Bayes comparison\n\n" + bayes_summary(results))
+        parts.append("### Bayes comparison\n\n" + _bayes_summary(results))
     return "\n".join(parts)
 
 

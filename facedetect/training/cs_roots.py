@@ -20,7 +20,7 @@ _root_slope_ufunc = numba.vectorize(_ARRAY_SIGNATURE, cache=True)(_root_slope.py
 
 
 @numba.njit(cache=True)
-def cs_hyperbolic(alpha, fn_mass, fp_mass, pos_mass, neg_mass, cp, cn):
+def _cs_hyperbolic(alpha, fn_mass, fp_mass, pos_mass, neg_mass, cp, cn):
     """Masnadi-Shirazi & Vasconcelos' condition, as the paper's Algorithm 1 writes it.
 
     ``2 Cp B cosh(Cp a) + 2 Cn D cosh(Cn a) - Cp T_P e^{-Cp a} - Cn T_N e^{-Cn a}`` with
@@ -40,12 +40,12 @@ def _cs_bracket(e_pos, e_neg, p, q, cp, cn):
         return args, 0.0, 0.0, math.inf
     if e_pos >= 1.0 and e_neg >= 1.0:
         return args, 0.0, 0.0, -math.inf
-    h0 = cs_hyperbolic(0.0, *args)
+    h0 = _cs_hyperbolic(0.0, *args)
     if h0 == 0.0:
         return args, 0.0, 0.0, 0.0
     step = 1.0 if h0 < 0 else -1.0
     inner, outer = 0.0, step
-    while (cs_hyperbolic(outer, *args) < 0) == (h0 < 0):
+    while (_cs_hyperbolic(outer, *args) < 0) == (h0 < 0):
         if abs(outer) >= ALPHA_CAP:
             return args, 0.0, 0.0, math.copysign(ALPHA_CAP, step)
         inner, outer = outer, math.copysign(min(2 * abs(outer), ALPHA_CAP), step)
@@ -54,12 +54,12 @@ def _cs_bracket(e_pos, e_neg, p, q, cp, cn):
 
 @numba.njit(cache=True, error_model="numpy")  # divide as C does: inf/nan, no exception
 def _zeroin(args, xa, xb, xtol, rtol, max_iter):
-    """Brent's zeroin on :func:`cs_hyperbolic`, a line-by-line port of scipy's ``brentq.c``
+    """Brent's zeroin on :func:`_cs_hyperbolic`, a line-by-line port of scipy's ``brentq.c``
     (so the result matches ``scipy.optimize.brentq`` bit for bit)."""
     xpre, xcur = xa, xb
     xblk, fblk, spre, scur = 0.0, 0.0, 0.0, 0.0
-    fpre = cs_hyperbolic(xpre, *args)
-    fcur = cs_hyperbolic(xcur, *args)
+    fpre = _cs_hyperbolic(xpre, *args)
+    fcur = _cs_hyperbolic(xcur, *args)
     if fpre == 0.0:
         return xpre
     if fcur == 0.0:
@@ -90,7 +90,7 @@ def _zeroin(args, xa, xb, xtol, rtol, max_iter):
             spre = scur = sbis
         xpre, fpre = xcur, fcur
         xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
-        fcur = cs_hyperbolic(xcur, *args)
+        fcur = _cs_hyperbolic(xcur, *args)
     return xcur
 
 
@@ -119,7 +119,7 @@ def cs_solve_scipy(e_pos, e_neg, p, q, cp, cn) -> float:
     args, lo, hi, answer = _cs_bracket(e_pos, e_neg, p, q, cp, cn)
     if not math.isnan(answer):
         return answer
-    return brentq(cs_hyperbolic.py_func, lo, hi, args=args, xtol=1e-15, rtol=1e-15,
+    return brentq(_cs_hyperbolic.py_func, lo, hi, args=args, xtol=1e-15, rtol=1e-15,
                   maxiter=200)
 
 

@@ -32,7 +32,7 @@ CALIBRATIONS = ("sigmoid", "isotonic")
 
 
 @dataclass(frozen=True)
-class OperatingPoint:
+class _OperatingPoint:
     """A decision threshold on the raw score, and how it was chosen.
 
     ``extreme`` is ``"accept-all"`` or ``"reject-all"`` when the least expected cost on the
@@ -56,7 +56,7 @@ class OperatingPoint:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "OperatingPoint":
+    def from_dict(cls, data: dict) -> "_OperatingPoint":
         data = dict(data)
         data["cost"] = tuple(data["cost"])
         return cls(**data)
@@ -94,7 +94,7 @@ def check_prior(prior) -> float:
     return prior
 
 
-def cut_costs(scores, positive, cost, prior):
+def _cut_costs(scores, positive, cost, prior):
     """Every distinct cut of the sorted scores and its normalised expected cost.
 
     Returns ``(edges, nec)``: cut ``i`` predicts positive above ``edges[i]`` and at or below
@@ -155,7 +155,7 @@ def cost_optimal_threshold(scores, labels, cost, prior: float | None = None):
     """
     scores, positive = _check_scores(scores, labels)
     prior = float(positive.mean()) if prior is None else check_prior(prior)
-    edges, nec = cut_costs(scores, positive, cost, prior)
+    edges, nec = _cut_costs(scores, positive, cost, prior)
     best = nec.min()
     optimal = np.flatnonzero(nec <= best + 1e-12)
     runs = np.split(optimal, np.flatnonzero(np.diff(optimal) > 1) + 1)
@@ -305,7 +305,7 @@ def _prior_shift(prior: float, data_prior: float) -> float:
 
 def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
                            calibration: str | None = "sigmoid", rule: str = "probability",
-                           source: str = "calibration-split") -> OperatingPoint:
+                           source: str = "calibration-split") -> _OperatingPoint:
     """The operating point for ``cost`` from held-out ``scores``.
 
     ``rule="probability"`` (default) thresholds the calibrated probability at the Bayes
@@ -345,5 +345,5 @@ def choose_operating_point(scores, labels, cost, *, prior: float | None = None,
                                              np.mean(scores[~positive] > threshold), pcf))
     else:
         raise FacedetectError(f"rule must be 'expected-cost' or 'probability', got {rule!r}")
-    return OperatingPoint(threshold, tuple(float(c) for c in cost), prior, rule, source,
+    return _OperatingPoint(threshold, tuple(float(c) for c in cost), prior, rule, source,
                           int(scores.size), nec, extreme, fitted)

@@ -39,17 +39,17 @@ class RoundState:
         return RootCoefficients(self.a, self.b, self.cp, self.cn)
 
 
-def max_root_conditional(state: RoundState):
+def _max_root_conditional(state: RoundState):
     """AdaBoostDB: the largest root, found by the conditional search."""
     return conditional_root_search(state.order, state.weights, state.is_positive, state.coefs)
 
 
-def max_root_exhaustive(state: RoundState):
+def _max_root_exhaustive(state: RoundState):
     """AdaBoostDB without conditional search (DBN): every root solved."""
     return exhaustive_root_search(state.order, state.weights, state.is_positive, state.coefs)
 
 
-def min_loss_hull(state: RoundState):
+def _min_loss_hull(state: RoundState):
     """Cost-Sensitive AdaBoost's criterion, exactly, over per-feature hull vertices."""
     return hull_loss_search(state.order, state.weights, state.is_positive,
                             (state.p, state.q), state.coefs)
@@ -114,8 +114,8 @@ def select_binned(selection: str, search: str, state: RoundState):
 
 
 RULES = {
-    ("root", "conditional"): max_root_conditional,
-    ("root", "exhaustive"): max_root_exhaustive,
-    ("loss", "conditional"): min_loss_hull,
+    ("root", "conditional"): _max_root_conditional,
+    ("root", "exhaustive"): _max_root_exhaustive,
+    ("loss", "conditional"): _min_loss_hull,
     ("loss", "exhaustive"): min_loss_brute_force,
 }

@@ -37,7 +37,7 @@ MIN_BLOCK_FEATURES = 256
 SEED_STRIDE = 64
 
 
-def n_blocks_for(n_features: int) -> int:
+def _n_blocks_for(n_features: int) -> int:
     return min(N_BLOCKS, max(1, n_features // MIN_BLOCK_FEATURES))
 
 
@@ -104,7 +104,7 @@ def conditional_root_search(order, weights, is_positive, coefs: RootCoefficients
         seed = _run_conditional(order, sample, samples, coefs, 0.0, 1)
     alpha0 = 0.0 if seed is None or math.isinf(seed["score"]) else seed["score"]
     result = _run_conditional(order, np.arange(n_features), samples, coefs, alpha0,
-                              n_blocks_for(n_features))
+                              _n_blocks_for(n_features))
     if result is None:
         result = seed
     elif seed is not None:
@@ -130,7 +130,7 @@ def exhaustive_root_search(order, weights, is_positive,
     >>> best["feature"], best["e_pos"], best["e_neg"], best["roots"]
     (0, 0.0, 0.0, 12)
     """
-    blocks = new_blocks(n_blocks_for(order.shape[0]))
+    blocks = new_blocks(_n_blocks_for(order.shape[0]))
     samples, coefs = kernel_arguments(weights, is_positive, coefs)
     _exhaustive_kernel(order, order_mask(order), samples, coefs, blocks)
     result = merge_blocks(blocks)
@@ -184,7 +184,7 @@ def hull_loss_search(order, weights, is_positive, masses: tuple[float, float],
     p, q = (float(m) for m in masses)
     loss0 = min(1.0, round_loss(seed["score"], seed["e_pos"], seed["e_neg"], p, q,
                                 coefs.cp, coefs.cn))
-    blocks = new_blocks(n_blocks_for(order.shape[0]), score=loss0)
+    blocks = new_blocks(_n_blocks_for(order.shape[0]), score=loss0)
     samples, kernel_coefs = kernel_arguments(weights, is_positive, coefs)
     _hull_kernel(order, order_mask(order), samples, kernel_coefs, (p, q),
                  loss_bound_grid(p, q, coefs.cp, coefs.cn), blocks)

@@ -62,7 +62,7 @@ def max_shards(n_features: int) -> int:
 
 
 @dataclass
-class Shard:
+class _Shard:
     """One worker's features: ``store`` is ``(values_t, order)`` (exact) or a
     :class:`.binned.BinnedFeatures` (compact), for the features ``start..stop``."""
 
@@ -82,12 +82,12 @@ class Shard:
         return object.__sizeof__(self) + self.nbytes
 
 
-def build_shard(windows: np.ndarray, columns: Callable, start: int, stop: int) -> Shard:
+def _build_shard(windows: np.ndarray, columns: Callable, start: int, stop: int) -> _Shard:
     """On a worker: the shard's features, computed from the windows there."""
-    return Shard(start, stop, columns(windows, start, stop))
+    return _Shard(start, stop, columns(windows, start, stop))
 
 
-def search_shard(shard: Shard, estimator, fields: tuple, with_stump: bool = False):
+def search_shard(shard: _Shard, estimator, fields: tuple, with_stump: bool = False):
     """On a worker: the estimator's rule over the shard's features, with global feature
     indices, and the seconds it took. ``fields`` are the round's :class:`.rules.RoundState`
     numbers. ``with_stump``: the choice carries its ``(threshold, outputs)`` too."""
@@ -102,12 +102,12 @@ def search_shard(shard: Shard, estimator, fields: tuple, with_stump: bool = Fals
     if choice is not None:
         choice = dict(choice, feature=choice["feature"] + shard.start)
         if with_stump:
-            choice["stump"] = shard_stump(shard, choice["feature"], choice["position"],
+            choice["stump"] = _shard_stump(shard, choice["feature"], choice["position"],
                                           choice["polarity"])
     return choice, time.perf_counter() - start
 
 
-def shard_stump(shard: Shard, feature: int, position: int, polarity: int):
+def _shard_stump(shard: _Shard, feature: int, position: int, polarity: int):
     """On a worker: ``(threshold, outputs)`` of one of the shard's candidates."""
     from .stumps import stump_predict, stump_threshold
     local = feature - shard.start
@@ -143,7 +143,7 @@ class ShardedFeatures:
     """The feature columns of some windows, sharded over a Dask cluster's workers.
 
     ``columns(windows, start, stop)`` computes the store of features ``start..stop`` on
-    the windows (:func:`build_shard`); it must be picklable. :meth:`set_windows` sends the
+    the windows (:func:`_build_shard`); it must be picklable. :meth:`set_windows` sends the
     windows (only those the workers do not hold yet, when the new set extends the old)
     and builds every shard on its worker.
 
@@ -192,7 +192,7 @@ class ShardedFeatures:
         self._digest = _digest(windows)
         self._shards = []  # drop the old features before the new are built
         workers = sorted(client.nthreads())   # every worker (scheduler_info lists five)
-        self._shards = [client.submit(build_shard, self._windows, self.columns, start, stop,
+        self._shards = [client.submit(_build_shard, self._windows, self.columns, start, stop,
                                       workers=[workers[i % len(workers)]],
                                       allow_other_workers=True, pure=False)
                         for i, (start, stop) in enumerate(self.bounds)]
@@ -239,7 +239,7 @@ class ShardedFeatures:
         """``(threshold, outputs)`` of a candidate, from the shard that owns its feature."""
         key = (feature, position, polarity)
         if self._last is None or self._last[0] != key:
-            result = self.client.submit(shard_stump, self._shards[self._owner(feature)],
+            result = self.client.submit(_shard_stump, self._shards[self._owner(feature)],
                                         feature, position, polarity, pure=False).result()
             self.bytes_sent += result[1].nbytes
             self._last = (key, result)
@@ -258,7 +258,7 @@ class ShardedFeatures:
                                   threshold, polarity, pure=False).result()
 
 
-def _outputs_at(shard: Shard, feature: int, threshold: float, polarity: int) -> np.ndarray:
+def _outputs_at(shard: _Shard, feature: int, threshold: float, polarity: int) -> np.ndarray:
     local = feature - shard.start
     if isinstance(shard.store, tuple):
         values = shard.store[0][:, local]

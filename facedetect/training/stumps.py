@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 
-def order_dtype(n_samples: int):
+def _order_dtype(n_samples: int):
     return np.uint16 if n_samples <= 0x7FFF else np.uint32
 
 
@@ -120,7 +120,7 @@ def presort(values_t: np.ndarray) -> np.ndarray:
     """
     values_t = np.ascontiguousarray(values_t)
     n_samples = values_t.shape[1]
-    order = np.empty(values_t.shape, dtype=order_dtype(n_samples))
+    order = np.empty(values_t.shape, dtype=_order_dtype(n_samples))
     flag = order.dtype.type(order_mask(order) + 1)
     if values_t.dtype == np.float32:
         _presort_float32(values_t, order, flag, 64)
