@@ -161,6 +161,24 @@ def test_eyes_found_needs_both_eyes_in_a_box_of_face_size():
     assert not eyes_found(np.empty((0, 4)), eyes)
 
 
+def test_a_photograph_listed_twice_falls_on_one_side_of_the_split(tmp_path):
+    """The same image bytes under two subjects (or sources) merge their groups, and with
+    them every other face of those subjects: one person stays on one side."""
+    from facedetect.data.wild_faces import heldout_mask
+    picture = np.random.default_rng(0).integers(0, 256, (40, 40), dtype=np.uint8)
+    rows = ["file,source,subject,leye_x,leye_y,reye_x,reye_y"]
+    for k in range(12):
+        image = picture if k in (0, 1) else np.full((40, 40), 10 * k, np.uint8)
+        Image.fromarray(image).save(tmp_path / f"f{k}.png")
+        subject = "alice" if k in (0, 2) else "bob" if k in (1, 3) else f"p{k}"
+        rows.append(f"f{k}.png,{'a' if k % 2 == 0 else 'b'},{subject},12,15,28,15")
+    (tmp_path / "faces.csv").write_text("\n".join(rows) + "\n")
+    faces = load_wild_faces(tmp_path)
+    assert faces.groups[:4] == ["a/alice"] * 4          # alice and bob are one group now
+    held = heldout_mask(faces.groups)
+    assert len(set(held[:4].tolist())) == 1
+
+
 def test_crop_recall_gives_every_detector_the_same_margin_over_its_own_box_width():
     """Two detectors that differ only in how wide they frame a face score alike; a box far
     wider than the detector's usual one does not count."""

@@ -197,6 +197,7 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
     digest = hashlib.sha256(raw)
     rows = _csv_rows(raw, csv_path)
     crops, eyes, names, groups, sources, seen, skipped = [], [], [], [], [], set(), 0
+    image_hashes = []
     for number, row in rows:
         face = _read_row(row, folder, seen, digest)
         if isinstance(face, str):
@@ -205,6 +206,7 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
             continue
         crops.append(face[0])
         eyes.append(face[1])
+        image_hashes.append(face[2])
         names.append(row["file"])
         sources.append((row.get("source") or "").strip())
         groups.append(f"{row.get('source') or ''}/{row['subject']}" if row.get("subject")
@@ -212,8 +214,49 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
     if len(names) < MIN_FACES:
         raise FacedetectError(f"{csv_path}: {len(names)} usable faces ({skipped} rows "
                               f"skipped); training needs at least {MIN_FACES}")
-    return WildFaces(crops, np.array(eyes, dtype=np.float64).reshape(-1, 4), names, groups,
-                     sources, str(folder), digest.hexdigest(), skipped)
+    return WildFaces(crops, np.array(eyes, dtype=np.float64).reshape(-1, 4), names,
+                     merged_groups(groups, image_hashes), sources, str(folder),
+                     digest.hexdigest(), skipped)
+
+
+def merged_groups(groups: list[str], image_hashes: list[bytes]) -> list[str]:
+    """Each face's group, where groups that share a byte-identical image are merged into
+    one (named by the least of their names): the same photograph listed under two
+    subjects or two sources must not fall on both sides of the held-out split.
+
+    Parameters
+    ----------
+    groups : list of str
+        ``source/subject`` (or the file) of each face.
+    image_hashes : list of bytes
+        A digest of each face's image file.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> merged_groups(["a/p1", "b/q7", "a/p2", "b/q7"], [b"x", b"y", b"y", b"z"])
+    ['a/p1', 'a/p2', 'a/p2', 'a/p2']
+    """
+    parent = {group: group for group in groups}
+
+    def root(group):
+        while parent[group] != group:
+            parent[group] = parent[parent[group]]
+            group = parent[group]
+        return group
+
+    first_with = {}
+    for group, image in zip(groups, image_hashes):
+        if image not in first_with:
+            first_with[image] = group
+            continue
+        a, b = root(first_with[image]), root(group)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return [root(group) for group in groups]
 
 
 def _csv_rows(raw: bytes, path: Path):
@@ -266,8 +309,9 @@ def _read_row(row: dict, folder: Path, seen: set, digest):
     if not all(0 <= x < width and 0 <= y < height for x, y in (eyes[:2], eyes[2:])):
         return f"{name}: the eyes lie outside its {width}x{height} pixels"
     seen.add(name)
-    digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-    return crop, eyes
+    image_hash = hashlib.sha256(data).digest()
+    digest.update(name.encode() + b"\0" + image_hash)
+    return crop, eyes, image_hash
 
 
 def heldout_mask(groups: list[str], fraction: float = HELDOUT_FRACTION) -> np.ndarray:

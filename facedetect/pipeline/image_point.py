@@ -42,7 +42,7 @@ NEIGHBOR_MARGIN = 0.0
 # meets the target keeps fewer (88-90% of them for the shipped model), and scanning from a
 # lower start took a quarter of the training time.
 FACE_QUANTILE = 0.05
-N_CANDIDATES = 80
+N_CANDIDATES = 200
 # Soft rejection's budget: the share of the training faces accepted at the chosen
 # threshold that it may reject. Half a percent measured 1.5-2x faster scans and 0.002 less
 # recall on the held-out wild faces (docs/wild-faces.md).

@@ -52,7 +52,8 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
               "heldout_faces": int(len(held_windows)),
               "windows_off_crop": int((~kept).sum() + (~held_kept).sum()),
               "heldout_rule": f"{HELDOUT_FRACTION:g} of the subjects (each face its own "
-                              "where the subject is unknown), by salted hash",
+                              "where the subject is unknown; subjects that share a "
+                              "byte-identical image as one), by salted hash",
               "mirror": bool(mirror), "jitter": bool(jitter), "terms": faces.terms()}
     return _WildSplit(train_windows, held_windows, record)
 
