@@ -59,7 +59,9 @@ def test_the_results_table_is_the_benchmark_run_and_the_model_record(default):
         faces = measured["wild_faces"]["by_source"]
         pooled = [s for s in ("mtfl", "mtfl-sun2013", "caltech-webfaces") if s in faces]
         found = sum(faces[s]["recall"] * faces[s]["faces"] for s in pooled)
-        assert float(mtfl_caltech) == round(found / sum(faces[s]["faces"] for s in pooled), 3)
+        # as the benchmark's table rounds it: to 4 places, then printed to 3
+        share = round(found / sum(faces[s]["faces"] for s in pooled), 4)
+        assert mtfl_caltech == f"{share:.3f}"
         assert float(utk) == round(faces["utkface"]["recall"], 3)
         assert float(alarms) == measured["negatives_fa_per_mpx"]
     # the benchmark measured the model that ships

@@ -370,7 +370,7 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
     ...                      params_for(model))
     >>> len(found.boxes), [int(v) for v in found.boxes[0]]
-    (1, [162, 60, 126, 126])
+    (1, [161, 59, 128, 128])
     """
     params = params or DetectionParams()
     params.validate()
