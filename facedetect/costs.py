@@ -24,13 +24,15 @@ class InvalidCost(FacedetectError, ValueError):
     """
 
 
-def check_cost(cost) -> tuple[float, float]:
+def check_cost(cost, shown: str | None = None) -> tuple[float, float]:
     """``cost`` as two positive finite floats whose ratio is at most ``MAX_COST_RATIO``.
 
     Parameters
     ----------
     cost : pair of numbers
         ``(Cp, Cn)``: the cost of a missed face, then of a false alarm.
+    shown : str, optional
+        How the errors quote the value (default ``repr(cost)``), e.g. the flag as typed.
 
     Returns
     -------
@@ -51,14 +53,14 @@ def check_cost(cost) -> tuple[float, float]:
         ...
     facedetect.costs.InvalidCost: costs must be positive and finite, got (1, 0)
     """
+    shown = repr(cost) if shown is None else shown
     try:
         cp, cn = (float(c) for c in cost)
     except (TypeError, ValueError):
-        raise InvalidCost(f"cost must be a pair (Cp, Cn) of numbers, got {cost!r}") \
+        raise InvalidCost(f"cost must be a pair (Cp, Cn) of numbers, got {shown}") \
             from None
     if not (0 < cp < math.inf and 0 < cn < math.inf):
-        raise InvalidCost(f"costs must be positive and finite, got {cost!r}")
+        raise InvalidCost(f"costs must be positive and finite, got {shown}")
     if max(cp, cn) / min(cp, cn) > MAX_COST_RATIO:
-        raise InvalidCost(f"the cost ratio must be at most {MAX_COST_RATIO:g}, got "
-                              f"{cost!r}")
+        raise InvalidCost(f"the cost ratio must be at most {MAX_COST_RATIO:g}, got {shown}")
     return cp, cn

@@ -86,10 +86,9 @@ def parse_cost(text: str) -> tuple[float, float]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"costs must be numbers, got {text!r}") from None
     try:
-        return check_cost(values)
+        return check_cost(values, shown=repr(text))
     except InvalidCost as error:
-        raise argparse.ArgumentTypeError(f"{str(error).split(', got')[0]}, got {text!r}") \
-            from None
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def bounded_int(low: int, high: int):

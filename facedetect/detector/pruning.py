@@ -13,7 +13,8 @@ score far below the threshold ``detect`` uses. Soft rejection (Bourdev & Brandt'
 cascade, 2005) takes a low quantile of the running scores instead of their minimum: the
 largest quantile on ``QUANTILES`` that rejects at most ``max_loss`` of the training faces
 the model accepts at ``threshold``. The faces a detector reports score well above the
-lowest training face, so a budget of half a percent there buys about twice the speed.
+lowest training face, so a budget of half a percent there buys a scan about four times as
+fast (49 s to 12 s over the held-out pictures, docs/detector-training.md).
 """
 
 from __future__ import annotations
@@ -28,11 +29,20 @@ PRUNE_MARGIN = 1e-9
 def rejection_thresholds(model, face_windows: np.ndarray, reference: float = 0.0):
     """Per stump, the lowest running score of the faces whose final score exceeds
     ``reference``; ``None`` when no face does."""
+    scores = _setting_scores(model, face_windows, reference)
+    return None if scores is None else scores.min(axis=0) - _margin(model)
+
+
+def _setting_scores(model, face_windows: np.ndarray, reference: float):
+    """The running scores of the faces whose final score exceeds ``reference`` (None when
+    none does): the faces that set rejection thresholds."""
     scores = model.running_scores(face_windows)
     kept = scores[:, -1] > reference
-    if not kept.any():
-        return None
-    return scores[kept].min(axis=0) - PRUNE_MARGIN * float(np.sum(model.alphas))
+    return scores[kept] if kept.any() else None
+
+
+def _margin(model) -> float:
+    return PRUNE_MARGIN * float(np.sum(model.alphas))
 
 
 # Quantiles tried by soft rejection, from the boldest down: the first whose loss is within
@@ -80,15 +90,12 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
     >>> thresholds.shape, quantile, loss
     ((450,), 0.0, 0.0)
     """
-    scores = model.running_scores(face_windows)
-    kept = scores[:, -1] > reference
-    if not kept.any():
+    scores = _setting_scores(model, face_windows, reference)
+    if scores is None:
         return None
-    scores = scores[kept]
     accepted = scores[scores[:, -1] > threshold]
-    margin = PRUNE_MARGIN * float(np.sum(model.alphas))
-    for quantile in QUANTILES:
-        levels = np.quantile(scores, quantile, axis=0) - margin
+    every_level = np.quantile(scores, QUANTILES, axis=0) - _margin(model)
+    for quantile, levels in zip(QUANTILES, every_level):
         loss = float(np.mean((accepted < levels).any(axis=1))) if len(accepted) else 0.0
         if loss <= max_loss:
             return levels, quantile, loss

@@ -44,8 +44,8 @@ NEIGHBOR_MARGIN = 0.0
 FACE_QUANTILE = 0.05
 N_CANDIDATES = 200
 # Soft rejection's budget: the share of the training faces accepted at the chosen
-# threshold that it may reject. Half a percent measured 1.5-2x faster scans and 0.002 less
-# recall on the held-out wild faces (docs/wild-faces.md).
+# threshold that it may reject. Half a percent measured a 4x faster scan of the held-out
+# pictures and 0.002 less recall on the held-out wild faces (docs/detector-training.md).
 SOFT_REJECTION_LOSS = 0.005
 
 
