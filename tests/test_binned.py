@@ -162,3 +162,74 @@ def test_a_search_in_chunks_equals_the_whole_search():
             {k: parts[k] for k in parts if k != "roots"}
     assert released[:8] == [(0, 7), (7, 14), (14, 21), (21, 28), (28, 35), (35, 42),
                             (42, 49), (49, 50)]
+
+
+# --- a random subset of features per round (max_features) ----------------------------------
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_search_over_some_features_equals_brute_force_over_them(seed):
+    values, weights, is_positive = _problem(seed, n_features=50)
+    binned = BinnedFeatures.from_values(values)
+    a, b = static_parameters(0.4, 0.6, 1.0, 0.5)
+    subset = np.sort(np.random.default_rng(seed).choice(50, size=13, replace=False))
+    only = BinnedFeatures(binned.bins[subset], binned.edges[subset], binned.n_edges[subset])
+    (f, k, polarity), root = _brute_force_max_root(only, weights, is_positive, a, b, 1.0, 0.5)
+    chunked = BinnedFeatures(binned.bins, binned.edges, binned.n_edges, chunk_rows=9,
+                             release=lambda start, stop: None)
+    for store in (binned, chunked):
+        for exhaustive in (False, True):
+            found = binned_root_search(store, weights, is_positive, (a, b, 1.0, 0.5),
+                                       exhaustive, features=subset)
+            assert (found["feature"], found["position"], found["polarity"]) == \
+                (subset[f], k, polarity)
+            assert found["score"] == pytest.approx(root, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["db", "dbn", "adaboost", "asym-init"])
+def test_each_round_searches_its_own_seeded_subset(name):
+    # Exact and compact features (the bins are the values) draw the same subsets, so they
+    # pick the same stumps; each stump is one of its round's features; the same seed
+    # gives the same model, another seed another one.
+    values, _, is_positive = _problem(5, n=400, n_features=60, levels=3)
+    make = lambda seed: make_algorithm(name, 12, (1, 4), max_features=0.25,
+                                       random_state=seed)
+    exact = make(7).fit(values.T, is_positive)
+    compact = make(7).fit_binned(BinnedFeatures.from_values(values), is_positive)
+    np.testing.assert_array_equal(compact.features_, exact.features_)
+    np.testing.assert_allclose(compact.alphas_, exact.alphas_, rtol=1e-9)
+    for t, f in enumerate(exact.features_):
+        subset = exact._round_features(t, 60)
+        assert len(subset) == 15 and f in subset
+    np.testing.assert_array_equal(make(7).fit(values.T, is_positive).features_,
+                                  exact.features_)
+    assert not np.array_equal(make(8).fit(values.T, is_positive).features_, exact.features_)
+
+
+def test_a_subset_round_picks_the_best_stump_of_its_features():
+    # Oracle for the whole loop: round 0 of a subset model is the full-search model's
+    # round 0 on the matrix cut down to the subset's columns.
+    from facedetect.training import AdaBoostDB
+    values, _, is_positive = _problem(1, n=300, n_features=40)
+    model = AdaBoostDB(1, (1, 3), max_features=10, random_state=2).fit(values.T, is_positive)
+    subset = model._round_features(0, 40)
+    full = AdaBoostDB(1, (1, 3)).fit(values[subset].T, is_positive)
+    assert model.features_[0] == subset[full.features_[0]]
+    assert model.thresholds_[0] == full.thresholds_[0]
+    assert model.alphas_[0] == pytest.approx(full.alphas_[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 0.0, 1.5, "half", True, float("nan")])
+def test_max_features_is_checked(bad):
+    from facedetect.training import AdaBoostDB
+    values, _, is_positive = _problem(0)
+    with pytest.raises(ValueError, match="max_features"):
+        AdaBoostDB(2, max_features=bad).fit(values.T, is_positive)
+
+
+def test_cost_sensitive_adaboost_searches_the_subset_too():
+    from facedetect.training import CostSensitiveAdaBoost
+    values, _, is_positive = _problem(4, n=200, n_features=30)
+    model = CostSensitiveAdaBoost(4, (1, 2), max_features=0.2, random_state=1).fit(
+        values.T, is_positive)
+    for t, f in enumerate(model.features_):
+        assert f in model._round_features(t, 30)

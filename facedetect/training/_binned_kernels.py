@@ -77,8 +77,9 @@ def _histogram(row, weights, klass, hist, counts):
 
 
 @_pjit
-def _root_kernel(bins, feature_offset, samples, coefs, alpha0, exhaustive, blocks):
-    """Per block of features, the candidate of largest root; ties to the lowest index.
+def _root_kernel(bins, feature_offset, rows, samples, coefs, alpha0, exhaustive, blocks):
+    """Per block of the features ``rows`` (increasing indices into ``bins``), the
+    candidate of largest root; ties to the lowest index.
 
     ``exhaustive`` solves every candidate's root (DBN); otherwise a candidate's root is
     solved only when the exact improvement test says it can reach the block's best (the
@@ -90,7 +91,7 @@ def _root_kernel(bins, feature_offset, samples, coefs, alpha0, exhaustive, block
     klass = np.empty(weights.size, np.intp)
     for j in range(weights.size):
         klass[j] = 0 if is_positive[j] else 1
-    n_features = bins.shape[0]
+    n_rows = rows.size
     n_blocks = blocks.size
     for blk in numba.prange(n_blocks):
         block = blocks[blk]
@@ -98,7 +99,8 @@ def _root_kernel(bins, feature_offset, samples, coefs, alpha0, exhaustive, block
         counts = np.empty(N_BINS, np.int64)
         block.score = alpha0
         r_pos, r_neg, s = test_terms(max(alpha0, 0.0), coefs)
-        for f in range(blk * n_features // n_blocks, (blk + 1) * n_features // n_blocks):
+        for i in range(blk * n_rows // n_blocks, (blk + 1) * n_rows // n_blocks):
+            f = rows[i]
             top = _histogram(bins[f], weights, klass, hist, counts)
             cum_pos = 0.0
             cum_neg = 0.0

@@ -25,7 +25,7 @@ class AdaBoostDB(BoostedStumps):
 
     Parameters
     ----------
-    n_rounds, cost, random_state
+    n_rounds, cost, random_state, max_features
         See :class:`BoostedStumps`.
     search : {"conditional", "exhaustive"}
         ``conditional`` (DB) solves a root only for candidates that pass the improvement
@@ -52,8 +52,9 @@ class AdaBoostDB(BoostedStumps):
     algorithm = "db"
 
     def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), search: str = "conditional",
-                 selection: str = "root", balance_classes: bool = True, random_state=None):
-        super().__init__(n_rounds, cost, balance_classes, random_state)
+                 selection: str = "root", balance_classes: bool = True, random_state=None,
+                 max_features=None):
+        super().__init__(n_rounds, cost, balance_classes, random_state, max_features)
         self.search = search
         self.selection = selection
 
@@ -89,8 +90,8 @@ class CostSensitiveAdaBoost(BoostedStumps):
     search = "exhaustive"
 
     def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), solver: str = "vectorized",
-                 balance_classes: bool = True, random_state=None):
-        super().__init__(n_rounds, cost, balance_classes, random_state)
+                 balance_classes: bool = True, random_state=None, max_features=None):
+        super().__init__(n_rounds, cost, balance_classes, random_state, max_features)
         self.solver = solver
 
     def _select(self, state: RoundState):
@@ -99,7 +100,7 @@ class CostSensitiveAdaBoost(BoostedStumps):
         if self.solver not in ("vectorized", "scalar", "scipy"):
             raise ValueError("solver must be 'vectorized', 'scalar' or 'scipy', "
                              f"got {self.solver!r}")
-        return min_loss_brute_force(state, solver=self.solver)
+        return min_loss_brute_force(state, solver=self.solver, features=state.features)
 
 
 class AdaBoost(BoostedStumps):
@@ -112,8 +113,8 @@ class AdaBoost(BoostedStumps):
         Boosting rounds.
     balance_classes : bool
         Start from equal class masses.
-    random_state : int, optional
-        Breaks ties between equally good stumps.
+    random_state, max_features
+        See :class:`BoostedStumps`.
 
     Examples
     --------
@@ -129,10 +130,12 @@ class AdaBoost(BoostedStumps):
     algorithm = "adaboost"
     cost = (1.0, 1.0)  # a class attribute, not a parameter: AdaBoost has no costs
 
-    def __init__(self, n_rounds: int = 200, balance_classes: bool = True, random_state=None):
+    def __init__(self, n_rounds: int = 200, balance_classes: bool = True, random_state=None,
+                 max_features=None):
         self.n_rounds = n_rounds
         self.balance_classes = balance_classes
         self.random_state = random_state
+        self.max_features = max_features
 
     def _update_costs(self):
         return 1.0, 1.0
@@ -154,8 +157,8 @@ class AsymmetricInitAdaBoost(AdaBoost):
         ``(Cp, Cn)``: the initial class masses' ratio.
     balance_classes : bool
         Scale the masses to the costs rather than to the class counts.
-    random_state : int, optional
-        Breaks ties between equally good stumps.
+    random_state, max_features
+        See :class:`BoostedStumps`.
 
     Examples
     --------
@@ -170,8 +173,9 @@ class AsymmetricInitAdaBoost(AdaBoost):
     algorithm = "asym-init"
 
     def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), balance_classes: bool = True,
-                 random_state=None):
-        BoostedStumps.__init__(self, n_rounds, cost, balance_classes, random_state)
+                 random_state=None, max_features=None):
+        BoostedStumps.__init__(self, n_rounds, cost, balance_classes, random_state,
+                               max_features)
 
     def _initial_class_masses(self):
         cp, cn = normalized_costs(self.cost)

@@ -115,7 +115,8 @@ class BinnedFeatures:
 
 def binned_root_search(binned: BinnedFeatures, weights, is_positive, coefs: RootCoefficients,
                        exhaustive: bool = False, alpha0: float = 0.0,
-                       feature_offset: int = 0) -> dict | None:
+                       feature_offset: int = 0,
+                       features: np.ndarray | None = None) -> dict | None:
     """The candidate of largest root over binned features (AdaBoostDB's rule; with
     ``cp == cn`` also AdaBoost's least weighted error). The result has the keys of
     :func:`.search.conditional_root_search`, with ``position`` the cut index; None when no
@@ -123,6 +124,7 @@ def binned_root_search(binned: BinnedFeatures, weights, is_positive, coefs: Root
 
     Chunks of features are searched in order, each starting from the best root so far, so
     a later chunk wins only with a strictly larger root: the lowest index keeps a tie.
+    ``features`` (increasing indices; None: all) limits the search to those features.
 
     Examples
     --------
@@ -139,9 +141,15 @@ def binned_root_search(binned: BinnedFeatures, weights, is_positive, coefs: Root
     best, roots = None, 0
     for start in range(0, n_features, chunk):
         stop = min(n_features, start + chunk)
-        rows = binned.bins[start:stop]
-        blocks = new_blocks(min(N_BLOCKS, max(1, rows.shape[0] // 64)))
-        _root_kernel(rows, feature_offset + start, samples, coefs,
+        if features is None:
+            rows = np.arange(stop - start)
+        else:
+            rows = features[(features >= start) & (features < stop)] - start
+            if rows.size == 0:
+                continue
+        blocks = new_blocks(min(N_BLOCKS, max(1, rows.size // 64)))
+        _root_kernel(binned.bins[start:stop], feature_offset + start, rows.astype(np.int64),
+                     samples, coefs,
                      float(best["score"] if best else alpha0), bool(exhaustive), blocks)
         if binned.release is not None:
             binned.release(start, stop)

@@ -32,8 +32,32 @@ from ._inputs import _all_finite, _check_sample_weight, check_labels, feature_ma
 from .roots import normalized_costs, round_loss, solve_alpha, static_parameters
 from .binned import BinnedFeatures
 from .ensemble import StumpEnsemble, TrainingState
-from .rules import RULES, RoundState, select_binned
+from .rules import RULES, RoundState, on_features, select_binned
 from .stumps import presort, stump_predict, stump_threshold
+
+
+def _check_max_features(max_features) -> None:
+    if max_features is None:
+        return
+    if isinstance(max_features, (bool, np.bool_)):
+        raise ValueError(f"max_features must be None, a fraction in (0, 1] or a positive "
+                         f"integer, got {max_features!r}")
+    if isinstance(max_features, (int, np.integer)):
+        if max_features < 1:
+            raise ValueError(f"max_features must be a positive integer, got {max_features}")
+        return
+    if not (isinstance(max_features, (float, np.floating)) and 0.0 < max_features <= 1.0):
+        raise ValueError(f"max_features must be None, a fraction in (0, 1] or a positive "
+                         f"integer, got {max_features!r}")
+
+
+def _feature_count(max_features, n_features: int) -> int:
+    """How many of ``n_features`` a round searches (at least one)."""
+    if max_features is None:
+        return n_features
+    if isinstance(max_features, (int, np.integer)):
+        return min(int(max_features), n_features)
+    return max(1, min(n_features, math.ceil(float(max_features) * n_features)))
 
 
 class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
@@ -58,9 +82,16 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
         its absence). There is no scikit-learn-style ``class_weight``: boosting forgets
         initial class weights within a few rounds (Landesa-Vázquez & Alba-Castro 2012);
         ``cost`` is the way to ask for asymmetry.
+    max_features : int, float or None
+        Features each round searches, as scikit-learn's gradient boosting and forests
+        draw them per split: None (default) all of them, the paper's exact search; a
+        float in (0, 1] that fraction of them; an int that many. A random subset per
+        round makes a round that much faster: with tens of thousands of correlated Haar
+        features, a subset still holds a near-best stump.
     random_state : int or None
-        Accepted for scikit-learn compatibility; the exhaustive stump search is
-        deterministic, so it does not change the model.
+        Seeds the rounds' feature subsets (round ``t`` draws from ``(random_state,
+        t)``, so a resumed run draws the same ones); without ``max_features`` the
+        search is exhaustive and deterministic, so it does not change the model.
 
     Attributes
     ----------
@@ -87,11 +118,12 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     search = "conditional"
 
     def __init__(self, n_rounds: int = 200, cost=(1.0, 1.0), balance_classes: bool = True,
-                 random_state=None):
+                 random_state=None, max_features=None):
         self.n_rounds = n_rounds
         self.cost = cost
         self.balance_classes = balance_classes
         self.random_state = random_state
+        self.max_features = max_features
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -110,7 +142,7 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     def _select(self, state: RoundState):
         if state.binned is not None:
             return select_binned(self.selection, self.search, state)
-        return RULES[(self.selection, self.search)](state)
+        return on_features(RULES[(self.selection, self.search)], state)
 
     def _alpha(self, choice, state: RoundState) -> float:
         return solve_alpha(choice["e_pos"], choice["e_neg"], state.a, state.b,
@@ -128,6 +160,16 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
             raise ValueError(f"selection must be 'root' or 'loss', got {self.selection!r}")
         if self.search not in ("conditional", "exhaustive"):
             raise ValueError(f"search must be 'conditional' or 'exhaustive', got {self.search!r}")
+        _check_max_features(self.max_features)
+
+    def _round_features(self, round_index: int, n_features: int) -> np.ndarray | None:
+        """The features round ``round_index`` searches (increasing), None for all."""
+        count = _feature_count(self.max_features, n_features)
+        if count >= n_features:
+            return None
+        seed = self.random_state if self.random_state is not None else 0
+        rng = np.random.default_rng([int(seed), round_index])
+        return np.sort(rng.choice(n_features, size=count, replace=False))
 
     def _initial_state(self, is_positive, sample_weight) -> TrainingState:
         n = len(is_positive)
@@ -265,6 +307,8 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     def _boost_once(self, state: TrainingState, values_t, order, is_positive, binned=None):
         start = time.perf_counter()
         round_state = self._round_state(state, values_t, order, is_positive, binned)
+        n_features = binned.shape[0] if binned is not None else values_t.shape[0]
+        round_state.features = self._round_features(len(state.alphas), n_features)
         # Feature shards on a cluster (.sharded) run this estimator's _select on each shard.
         choice = (binned.select(self, round_state) if hasattr(binned, "select")
                   else self._select(round_state))

@@ -92,13 +92,17 @@ def search_shard(shard: _Shard, estimator, fields: tuple, with_stump: bool = Fal
     indices, and the seconds it took. ``fields`` are the round's :class:`.rules.RoundState`
     numbers. ``with_stump``: the choice carries its ``(threshold, outputs)`` too."""
     start = time.perf_counter()
-    weights, is_positive, p, q, a, b, cp, cn = fields
+    weights, is_positive, p, q, a, b, cp, cn, features = fields
+    if features is not None:   # the round's features that live on this shard, locally
+        features = features[(features >= shard.start) & (features < shard.stop)] - shard.start
+        if features.size == 0:
+            return None, time.perf_counter() - start
     if isinstance(shard.store, tuple):
         values_t, order, binned = shard.store[0].T, shard.store[1], None
     else:
         values_t, order, binned = None, None, shard.store
     choice = estimator._select(RoundState(values_t, order, weights, is_positive, p, q, a, b,
-                                          cp, cn, binned))
+                                          cp, cn, binned, features))
     if choice is not None:
         choice = dict(choice, feature=choice["feature"] + shard.start)
         if with_stump:
@@ -208,7 +212,7 @@ class ShardedFeatures:
         """The round's stump: every shard's best, merged with the one process's tie rule."""
         fields = (np.ascontiguousarray(state.weights, np.float64),
                   np.ascontiguousarray(state.is_positive, np.bool_),
-                  state.p, state.q, state.a, state.b, state.cp, state.cn)
+                  state.p, state.q, state.a, state.b, state.cp, state.cn, state.features)
         if self._selector is None or self._selector[0] is not estimator:
             # The rule needs only the estimator's parameters: ship an unfitted copy, a few
             # hundred bytes, rather than the growing fitted one.
