@@ -204,23 +204,17 @@ def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut
 
 
 def test_learnt_levels_move_down_in_proportion_to_the_alpha_spent(model):
-    import copy
-
     from facedetect.detector.scan import reject_levels
-    from facedetect.model_file import reseal
-    # Learnt levels apply from their reference up; put it well below the lowest face
-    # score, so that thresholds between the two are covered (the shipped model's lowest
-    # face scores about its reference, 0).
-    document = copy.deepcopy(model.document)
-    document["features"]["rejection"]["reference"] = model.rejection[1][-1] - 20.0
-    model = HaarDetectorModel.from_document(reseal(document))
     learnt = model.rejection[1]
-    below = learnt[-1] - 8.0
     spent = np.cumsum(model.alphas) / model.alphas.sum()
-    levels = reject_levels(model, below)
-    exact = reject_levels(model, below, pruning=False)
-    np.testing.assert_allclose(levels, np.maximum(exact, learnt - 8.0 * spent))
-    assert levels[-1] == pytest.approx(below)
+    # Below the last learnt level, and below the levels' reference as well (a refined
+    # scan's coarse pass runs there): moved down by the gap times the alpha spent.
+    for gap in (8.0, learnt[-1] - model.rejection[0] + 3.0):
+        below = learnt[-1] - gap
+        levels = reject_levels(model, below)
+        exact = reject_levels(model, below, pruning=False)
+        np.testing.assert_allclose(levels, np.maximum(exact, learnt - gap * spent))
+        assert levels[-1] == pytest.approx(below) and np.any(levels > exact)
     np.testing.assert_array_equal(reject_levels(model, learnt[-1] + 1.0),
                                   np.maximum(reject_levels(model, learnt[-1] + 1.0,
                                                            pruning=False), learnt))

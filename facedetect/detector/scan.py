@@ -64,10 +64,12 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
     """Per stump, the running score below which a window stops.
 
     Exact rejection: ``threshold - (alphas still to come)``, lowered by ``REJECT_MARGIN``
-    of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`.pruning`) whose
-    reference is at most ``threshold``, the larger of the two; learnt levels are shifted
-    down when ``threshold`` is below the lowest final score of the training faces: by
-    the difference times the share of the alpha mass spent so far.
+    of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`.pruning`), the
+    larger of the two; learnt levels are shifted down when ``threshold`` is below their
+    last one (the final score of the faces that set them): by the difference times the
+    share of the alpha mass spent so far. That holds below their reference too: dropping
+    them there made a scan at a threshold a little lower twenty times slower (a refined
+    scan's coarse pass runs ``REFINE_MARGIN`` below the threshold).
     """
     n = model.n_stumps
     if model.stages:
@@ -76,7 +78,7 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
         return np.full(n, -np.inf)
     levels = _exact_levels(model.alphas, threshold)
     rejection = model.rejection if pruning else None
-    if rejection is not None and rejection[0] <= threshold:
+    if rejection is not None:
         learnt = rejection[1]
         # The last learnt level is the lowest final score of a training face. Below it, a
         # lower threshold lowers the learnt levels, so that it still admits more windows
@@ -154,11 +156,13 @@ class LevelScanner:
         self.window = model.window
 
     def scan(self, level: np.ndarray, step: int = 1, row_start: int = 0,
-             row_stop: int | None = None):
+             row_stop: int | None = None, serial: bool = False):
         """Windows of ``level`` (uint8) whose score exceeds the threshold.
 
         Only window rows ``row_start <= y < row_stop`` (in steps) are scanned, so that a
-        huge level can be scanned in strips. Returns ``(xs, ys, scores)`` in level pixels.
+        huge level can be scanned in strips. ``serial``: the kernels on the calling thread
+        whatever the size (for a caller that runs scans on threads of its own). Returns
+        ``(xs, ys, scores)`` in level pixels.
         """
         win_w, win_h = self.window
         height, width = level.shape
@@ -167,12 +171,13 @@ class LevelScanner:
         if width < win_w or row_stop <= row_start:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
         if step == "refine":
-            return self._scan_refined(level, row_start, row_stop)
+            return self._scan_refined(level, row_start, row_stop, serial)
         first = -(-row_start // step) * step
         image = self._strip_integrals(level, first, row_stop)
         rows = (row_stop - 1 - first) // step + 1
         cols = (width - win_w) // step + 1
-        scores = self._scan_grid(image, rows, cols, step, self.reject_at, self.threshold)
+        scores = self._scan_grid(image, rows, cols, step, self.reject_at, self.threshold,
+                                 serial)
         i, j = np.nonzero(scores > -np.inf)
         return j * step, first + i * step, scores[i, j]
 
@@ -192,25 +197,30 @@ class LevelScanner:
     def _stumps(self, stride):
         """The model's arrays as the kernels take them, for integral rows ``stride`` long
         (kept per stride: a pyramid has few level widths, scanned strip by strip)."""
-        if stride not in self._stumps_by_stride:
+        # Levels are scanned on several threads: each keeps what it looked up, so another
+        # thread's clear() cannot take it away.
+        stumps = self._stumps_by_stride.get(stride)
+        if stumps is None:
             if len(self._stumps_by_stride) >= 64:   # bounded over many image sizes
                 self._stumps_by_stride.clear()
             rects, *rest = self.arrays
-            self._stumps_by_stride[stride] = (_corner_offsets(rects, stride), *rest)
-        return self._stumps_by_stride[stride]
+            stumps = self._stumps_by_stride[stride] = (_corner_offsets(rects, stride), *rest)
+        return stumps
 
     def _kernel_window(self):
         return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize))
 
-    def _scan_grid(self, image, rows, cols, step, reject_at, threshold):
+    def _parallel(self, windows: int, serial: bool) -> bool:
+        return not serial and windows >= self.parallel_min_windows
+
+    def _scan_grid(self, image, rows, cols, step, reject_at, threshold, serial=False):
         scores = np.empty((rows, cols))
-        kernel = (_scan_rows if rows * cols >= self.parallel_min_windows
-                  else _scan_rows_serial)
+        kernel = _scan_rows if self._parallel(rows * cols, serial) else _scan_rows_serial
         kernel(image, (rows, cols, step), self._kernel_window(), self._stumps(image[2]),
                (reject_at, float(threshold)), scores)
         return scores
 
-    def _scan_refined(self, level, row_start, row_stop):
+    def _scan_refined(self, level, row_start, row_stop, serial=False):
         """Coarse to fine: every second window in both directions, then the step-1
         windows next to a coarse window that scored above the coarse threshold. Scores
         are exact; only windows far below the threshold at all their coarse neighbours go
@@ -225,7 +235,7 @@ class LevelScanner:
         cols = width - win_w + 1
         coarse = self._scan_grid(image, (coarse_stop - 1 - first) // 2 + 1,
                                  (cols - 1) // 2 + 1, 2, self.coarse_reject_at,
-                                 self.coarse_threshold)
+                                 self.coarse_threshold, serial)
         ci, cj = np.nonzero(coarse > -np.inf)
         # Step-1 neighbours of the promising coarse windows, off the coarse grid.
         dy, dx = (d.ravel() for d in np.mgrid[-1:2, -1:2])
@@ -236,7 +246,7 @@ class LevelScanner:
         fine = np.unique((ys - first)[inside] * cols + xs[inside])
         fy, fx = fine // cols, fine % cols
         fine_scores = np.empty(fine.size)
-        kernel = (_score_windows if fine.size >= self.parallel_min_windows
+        kernel = (_score_windows if self._parallel(fine.size, serial)
                   else _score_windows_serial)
         kernel(image, fy * stride + fx, self._kernel_window(), self._stumps(stride),
                (self.reject_at, self.threshold), fine_scores)
