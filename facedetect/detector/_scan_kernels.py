@@ -158,7 +158,7 @@ def _scan_rows(image, grid, window, stumps, cut, scores):
         _score_row(i, image, grid, window, stumps, cut, scores)
 
 
-@numba.njit(cache=True, boundscheck=False)
+@numba.njit(cache=True, boundscheck=False, nogil=True)
 def _scan_rows_serial(image, grid, window, stumps, cut, scores):
     """:func:`_scan_rows` on the calling thread (a separate function, so that numba's
     cache keeps the two builds apart)."""
@@ -183,7 +183,7 @@ def _score_windows(image, bases, window, stumps, cut, scores):
         _score_chunk(c, image, bases, window, stumps, cut, scores)
 
 
-@numba.njit(cache=True, boundscheck=False)
+@numba.njit(cache=True, boundscheck=False, nogil=True)
 def _score_windows_serial(image, bases, window, stumps, cut, scores):
     """:func:`_score_windows` on the calling thread."""
     for c in range((bases.size + CHUNK - 1) // CHUNK):
@@ -196,7 +196,7 @@ def _score_chunk(c, image, bases, window, stumps, cut, scores):
     _score_bases(image, bases[c * CHUNK:stop], 0, window, stumps, cut, scores[c * CHUNK:stop])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _integrals(image, ii, sq):
     """Flat integral and squared-integral images (a zero first row and column) in one pass."""
     height, width = image.shape

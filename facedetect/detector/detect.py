@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import cv2
 import numpy as np
 
 from ..errors import FacedetectError
 from .grouping import MAX_WINDOWS, group_rectangles
+from .level_pool import level_threads, ordered_map
 from .scan import REFINE_MARGIN, LevelScanner
 
 BOX_SCALE = 2.0
@@ -225,36 +227,50 @@ def pyramid_scales(width: int, height: int, window, params: DetectionParams):
 def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """Per pyramid level: ``(level image, (sx, sy), xs, ys, scores, windows scanned)``.
 
-    With ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
+    Levels are scanned side by side (:mod:`.level_pool`) and come back in order. With
+    ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
     exported cascade finds the same boxes: the scale as a float32, level sizes and boxes
     rounded from it, ``INTER_LINEAR_EXACT`` resizing, no window on a level's last row or
     column."""
     height, width = grey.shape
     win_w, win_h = scanner.window
     like_opencv = int(params.step == "auto")   # 1: one row and column fewer
+    levels = []
     for scale in pyramid_scales(width, height, (win_w, win_h), params):
         if like_opencv:
             scale = float(np.float32(scale))
         level_w, level_h = int(round(width / scale)), int(round(height / scale))
-        window_rows, window_cols = (level_h - win_h + 1 - like_opencv,
-                                    level_w - win_w + 1 - like_opencv)
-        if window_rows < 1 or window_cols < 1:
+        if level_h - win_h + 1 - like_opencv < 1 or level_w - win_w + 1 - like_opencv < 1:
             break
-        level = grey if (level_w, level_h) == (width, height) else cv2.resize(
-            grey, (level_w, level_h),
-            interpolation=cv2.INTER_LINEAR_EXACT if like_opencv else cv2.INTER_LINEAR)
-        step = step_at(scale, params)
-        # A refined scan covers the step-1 grid (and evaluates about a quarter of it).
-        grid = 1 if step == "refine" else step
-        scanned = (-(-window_rows // grid)) * (-(-window_cols // grid))
-        found = [scanner.scan(level, step, row, min(row + STRIP_ROWS, window_rows))
-                 for row in range(0, window_rows, STRIP_ROWS)]
-        xs, ys, scores = (np.concatenate([f[k] for f in found]) for k in range(3))
-        if like_opencv:
-            inside = xs < window_cols
-            xs, ys, scores = xs[inside], ys[inside], scores[inside]
-        factors = (scale, scale) if like_opencv else (width / level_w, height / level_h)
-        yield level, factors, xs, ys, scores, scanned
+        levels.append((scale, level_w, level_h))
+    workers = min(level_threads(), len(levels))
+    scan = partial(_scan_level, grey, scanner, params, like_opencv, serial=workers > 1)
+    yield from ordered_map(scan, levels, workers)
+
+
+def _scan_level(grey, scanner: LevelScanner, params: DetectionParams, like_opencv: int,
+                level_size, serial: bool = False):
+    """One level of :func:`_scan_levels` (``serial``: the kernels on this thread only)."""
+    scale, level_w, level_h = level_size
+    height, width = grey.shape
+    win_w, win_h = scanner.window
+    window_rows, window_cols = (level_h - win_h + 1 - like_opencv,
+                                level_w - win_w + 1 - like_opencv)
+    level = grey if (level_w, level_h) == (width, height) else cv2.resize(
+        grey, (level_w, level_h),
+        interpolation=cv2.INTER_LINEAR_EXACT if like_opencv else cv2.INTER_LINEAR)
+    step = step_at(scale, params)
+    # A refined scan covers the step-1 grid (and evaluates about a quarter of it).
+    grid = 1 if step == "refine" else step
+    scanned = (-(-window_rows // grid)) * (-(-window_cols // grid))
+    found = [scanner.scan(level, step, row, min(row + STRIP_ROWS, window_rows), serial=serial)
+             for row in range(0, window_rows, STRIP_ROWS)]
+    xs, ys, scores = (np.concatenate([f[k] for f in found]) for k in range(3))
+    if like_opencv:
+        inside = xs < window_cols
+        xs, ys, scores = xs[inside], ys[inside], scores[inside]
+    factors = (scale, scale) if like_opencv else (width / level_w, height / level_h)
+    return level, factors, xs, ys, scores, scanned
 
 
 def scan_raw(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):

@@ -1,0 +1,104 @@
+"""Pyramid levels scanned side by side: the same windows on any number of threads, in
+order; the thread count follows the cores other processes leave free."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from facedetect.detector import detect as detect_module
+from facedetect.detector import level_pool
+from facedetect.detector.api import load_model
+from facedetect.detector.detect import params_for, scan_raw, scanner_for
+from facedetect.images import to_grey
+
+
+@pytest.fixture(scope="module")
+def astronaut():
+    from skimage import data
+    return to_grey(Image.fromarray(data.astronaut()))
+
+
+@pytest.mark.parametrize("step", ["refine", "auto", 2])
+def test_a_scan_gives_the_same_windows_on_one_thread_and_on_several(astronaut, step,
+                                                                   monkeypatch):
+    model = load_model()
+    params = params_for(model, step=step, threshold=params_for(model).threshold - 4.0)
+    scanner = scanner_for(model, params)
+    found = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(detect_module, "level_threads", lambda: threads)
+        found[threads] = scan_raw(astronaut, scanner, params)
+    assert len(found[1][0]) > 10
+    for threads in (2, 3):
+        for ours, serial in zip(found[threads], found[1]):
+            np.testing.assert_array_equal(ours, serial)
+
+
+def test_ordered_map_keeps_order_and_runs_on_the_pool():
+    names = []
+
+    def slow_square(x):
+        names.append(threading.current_thread().name)
+        time.sleep(0.01 * (5 - x))   # later items finish first
+        return x * x
+
+    assert list(level_pool.ordered_map(slow_square, range(5), workers=2)) == \
+        [0, 1, 4, 9, 16]
+    assert all(name.startswith("facedetect-levels") for name in names)
+    assert list(level_pool.ordered_map(slow_square, [3], workers=1)) == [9]
+
+
+def test_a_caller_that_stops_early_leaves_at_most_a_few_items_started():
+    started = []
+
+    def record(x):
+        started.append(x)
+        return x
+
+    results = level_pool.ordered_map(record, range(100), workers=2)
+    assert next(results) == 0
+    results.close()
+    time.sleep(0.05)
+    assert len(started) <= 4
+
+
+def _fake_proc(tmp_path, running: int, own_states: list[str]):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text(f"0.50 0.40 0.30 {running}/321 4242\n")
+    tasks = tmp_path / "task"
+    for k, state in enumerate(own_states):
+        (tasks / str(k)).mkdir(parents=True)
+        # a command name with spaces and a parenthesis, as /proc allows
+        (tasks / str(k) / "stat").write_text(f"{k} (py thon) x) {state} 1 2 3\n")
+    return str(loadavg), str(tasks)
+
+
+@pytest.mark.parametrize("running, own, busy", [
+    (1, ["R"], 0),            # only the caller runs
+    (2, ["R"], 1),            # one other process holds a core
+    (3, ["R", "R", "S"], 1),  # two of the three runnable are this process's threads
+    (1, ["S"], 0),            # the caller counts itself even if /proc lagged
+])
+def test_busy_cores_counts_other_processes_runnable_threads(tmp_path, monkeypatch,
+                                                           running, own, busy):
+    loadavg, tasks = _fake_proc(tmp_path, running, own)
+    monkeypatch.setattr(level_pool, "LOADAVG", loadavg)
+    monkeypatch.setattr(level_pool, "TASKS", tasks)
+    assert level_pool.busy_cores() == busy
+
+
+def test_level_threads_leave_busy_cores_alone(monkeypatch):
+    import numba
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 4)
+    monkeypatch.setattr(level_pool, "busy_cores", lambda: 1)
+    assert level_pool.level_threads() == 3
+    monkeypatch.setattr(level_pool, "busy_cores", lambda: 9)
+    assert level_pool.level_threads() == 1
+
+
+def test_busy_cores_is_zero_where_proc_cannot_be_read(monkeypatch, tmp_path):
+    monkeypatch.setattr(level_pool, "LOADAVG", str(tmp_path / "missing"))
+    assert level_pool.busy_cores() == 0
