@@ -126,6 +126,14 @@ def scheduler(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error).removeprefix("--scheduler: ")) from None
 
 
+def unit_fraction(text: str) -> float:
+    """A number in (0, 1] (argparse type)."""
+    value = finite_float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return value
+
+
 def probability(text: str) -> float:
     """A number strictly between 0 and 1 (argparse type)."""
     value = finite_float(text)

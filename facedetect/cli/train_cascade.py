@@ -76,6 +76,7 @@ ONE_STAGE_FLAGS = {
     "--algorithm": ("algorithm", "every stage is AdaBoostDB"),
     "--selection": ("selection", "every stage selects by the largest root"),
     "--exact": ("exact", "stages train on compact features"),
+    "--max-features": ("max_features", "every stage searches all features"),
     "--prior": ("prior", "a cascade has no window operating point"),
     "--calibration-split": ("calibration_split", "a cascade has no window operating "
                                                       "point"),

@@ -24,7 +24,7 @@ from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
 from .common import (bounded_int, check_not_run_file, check_writable, created_folder,
                      describe_operating_point, finite_float, parse_cost, probability,
-                     scheduler, standalone_main)
+                     scheduler, standalone_main, unit_fraction)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The recipe (train-detector with no flags) is TrainConfig's defaults; the measurements
@@ -53,6 +53,12 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
                             + f" (default {RECIPE.algorithm})")
     group.add_argument("--selection", choices=("root", "loss"), default=RECIPE.selection,
                        help="db/dbn: largest root (paper, default) or smallest loss")
+    group.add_argument("--max-features", type=unit_fraction, default=RECIPE.max_features,
+                       metavar="F",
+                       help="fraction of the Haar features each round searches, a seeded "
+                            "subset per round (default: "
+                            + ("all" if RECIPE.max_features is None else
+                               f"{RECIPE.max_features:g}") + ")")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz")
     group.add_argument("--holdout", type=float, default=RECIPE.holdout,
                        help=f"stratified held-out fraction (default {RECIPE.holdout:g}; 0 "

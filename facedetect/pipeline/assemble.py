@@ -101,7 +101,8 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
     try:
         with terminate_as_interrupt():
             detection = image_operating_point(model, run.negatives.held_out, held_faces,
-                                              target, progress=run.progress, warn=run.warn)
+                                              target, progress=run.progress, warn=run.warn,
+                                              train_faces=train_faces)
             model = model.with_detection(detection)
             if train_faces is not None and len(train_faces):
                 model = with_soft_rejection(model, train_faces, run.negatives.held_out,
