@@ -222,7 +222,7 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     # soft rejection at the image threshold, and the false alarms measured with it
     rejection, detection = document["features"]["rejection"], document["detection"]
     assert rejection["at_threshold"] == detection["threshold"] and rejection["max_loss"] > 0
-    assert "false_alarms_per_megapixel_without_soft_rejection" in detection
+    assert "false_alarms_per_megapixel_when_chosen" in detection
 
 
 @pytest.mark.parametrize("setup, message", [

@@ -128,7 +128,8 @@ def with_soft_rejection(model, train_faces: np.ndarray, held_out_pictures,
                         warn=None):
     """``model`` (with an image operating point) with soft rejection at its image threshold,
     learnt from ``train_faces``, and the false alarms per megapixel of its ``detection``
-    measured again with it (the measure without it kept as ``..._without_soft_rejection``)."""
+    measured again with it (the rate the threshold was chosen at, on the scan whose soft
+    rejection was set at the lowest candidate, kept as ``..._when_chosen``)."""
     detection = dict(model.detection)
     soft = model.with_rejection(train_faces, threshold=detection["threshold"],
                                 max_loss=max_loss)
@@ -137,6 +138,6 @@ def with_soft_rejection(model, train_faces: np.ndarray, held_out_pictures,
     rate = false_alarm_rates(raw, megapixels, [params.threshold], params.min_neighbors,
                              params.neighbor_margin)[0]
     detection.update(false_alarms_per_megapixel=round(float(rate), 4),
-                     false_alarms_per_megapixel_without_soft_rejection=detection[
+                     false_alarms_per_megapixel_when_chosen=detection[
                          "false_alarms_per_megapixel"])
     return soft.with_detection(detection)
