@@ -216,7 +216,11 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert summary["detection"]["applies_to"] == "images"
     document = json.loads(out.read_text())
     config = document["training"]["config"]
-    assert config["mirror"] and config["jitter"] == 3 and config["bootstrap_rounds"] == 2
+    from facedetect.pipeline.config import TrainConfig
+    recipe = TrainConfig()
+    assert config["mirror"] and config["jitter"] == 3
+    assert (config["bootstrap_rounds"], config["max_features"]) == (
+        recipe.bootstrap_rounds, recipe.max_features) == (4, 0.25)
     assert document["training"]["storage"] == "compact"
     assert document["training"]["bootstrap"]["negatives"] == str(negatives)
     # soft rejection at the image threshold, and the false alarms measured with it
