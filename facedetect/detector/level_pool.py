@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator
@@ -28,6 +29,8 @@ _pool_lock = threading.Lock()
 
 LOADAVG = "/proc/loadavg"
 TASKS = "/proc/self/task"
+READINGS = 3
+READING_GAP = 0.0002   # seconds
 
 
 def level_threads() -> int:
@@ -48,15 +51,22 @@ def busy_cores() -> int:
     """Threads of other processes runnable now (Linux: ``/proc/loadavg`` counts every
     runnable thread, less this process's own in ``/proc/self/task``, whose threads, and
     OpenCV's, may still be winding down from the last scan); 0 where it cannot be read.
-    The smaller of two readings: a kernel thread that wakes for a moment is seen in one
-    of them now and then, a process that holds a core in both.
+    The smallest of ``READINGS`` readings ``READING_GAP`` seconds apart: a kernel thread
+    that wakes for a moment is seen in one of them now and then (a tenth of idle calls
+    with one reading), a process that holds a core in all.
 
     Examples
     --------
     >>> busy_cores() >= 0
     True
     """
-    return min(_busy_once(), _busy_once())
+    busy = _busy_once()
+    for _ in range(READINGS - 1):
+        if not busy:
+            break
+        time.sleep(READING_GAP)
+        busy = min(busy, _busy_once())
+    return busy
 
 
 def _busy_once() -> int:
