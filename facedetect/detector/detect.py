@@ -386,7 +386,7 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
     ...                      params_for(model))
     >>> len(found.boxes), [int(v) for v in found.boxes[0]]
-    (1, [161, 59, 128, 128])
+    (1, [161, 60, 128, 128])
     """
     params = params or DetectionParams()
     params.validate()
