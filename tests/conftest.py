@@ -126,9 +126,9 @@ def interrupt_after_two_rounds(monkeypatch):
 
 
 def plain_config(cost=(1.0, 1.0), rounds: int = 200, **fields):
-    """A TrainConfig of the plain window classifier (no mirror, jitter or bootstrapping):
-    the paper's experiment, quick to train; ``fields`` override."""
+    """A TrainConfig of the plain window classifier (no mirror, jitter or bootstrapping,
+    every feature searched): the paper's experiment, quick to train; ``fields`` override."""
     from facedetect.pipeline.config import TrainConfig
     settings = dict(cost=tuple(cost), rounds=rounds, mirror=False, jitter=0,
-                    bootstrap_rounds=0, stage_rounds=None)
+                    bootstrap_rounds=0, stage_rounds=None, max_features=None)
     return TrainConfig(**{**settings, **fields})

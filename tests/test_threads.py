@@ -13,6 +13,8 @@ from facedetect.training.threshold import CostSensitiveThreshold
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
 @pytest.mark.parametrize("make", [lambda: AdaBoostDB(15, (1, 5)),
+                                  lambda: AdaBoostDB(15, (1, 5), max_features=0.3,
+                                                     random_state=4),
                                   lambda: CostSensitiveAdaBoost(5, (3, 1)),
                                   lambda: CostSensitiveThreshold(AdaBoostDB(15, (1, 5)), (1, 5))])
 def test_models_are_identical_across_thread_counts(make):
