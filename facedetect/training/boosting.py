@@ -90,8 +90,9 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
         features, a subset still holds a near-best stump.
     random_state : int or None
         Seeds the rounds' feature subsets (round ``t`` draws from ``(random_state,
-        t)``, so a resumed run draws the same ones); without ``max_features`` the
-        search is exhaustive and deterministic, so it does not change the model.
+        t)``, so a resumed run draws the same ones; None acts as 0, so that a model is
+        always reproducible); without ``max_features`` the search is exhaustive and
+        deterministic, so it does not change the model.
 
     Attributes
     ----------
