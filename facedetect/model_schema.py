@@ -239,3 +239,6 @@ def _check_detection(path, detection):
     if not (is_finite(detection.get("box_scale", 1.0), 0.1, 10)
             and is_finite(detection.get("box_shift", 0.0), -1, 1)):
         fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
+    if detection.get("pyramid", "linear") not in ("area", "linear"):
+        # Absent: written before levels were area averages, scanned bilinear.
+        fail(path, "detection.pyramid must be 'area' or 'linear'")

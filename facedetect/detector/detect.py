@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import FacedetectError
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
+from .pyramid import PYRAMIDS, Pyramid
 from .scan import REFINE_MARGIN, LevelScanner
 
 BOX_SCALE = 2.0
@@ -47,6 +48,10 @@ class DetectionParams:
         Windows a group needs beyond this.
     neighbor_margin : float
         Windows within this below ``threshold`` count as neighbours (0: OpenCV's rule).
+    pyramid : str
+        How levels are resized (:mod:`.pyramid`): ``"area"`` (area averages, as training
+        faces are made) or ``"linear"`` (OpenCV's bilinear resize). ``step="auto"``
+        resizes as OpenCV does whatever this says.
 
     Examples
     --------
@@ -65,6 +70,7 @@ class DetectionParams:
     threshold: float = 0.0
     min_neighbors: int = 3
     neighbor_margin: float = 0.0
+    pyramid: str = "area"
 
     @property
     def scan_threshold(self) -> float:
@@ -84,10 +90,14 @@ class DetectionParams:
             raise FacedetectError("min_neighbors must be >= 0")
         if not 0 <= self.neighbor_margin < float("inf"):
             raise FacedetectError("neighbor_margin must be a finite number >= 0")
+        if self.pyramid not in PYRAMIDS:
+            raise FacedetectError(f"pyramid must be one of {', '.join(PYRAMIDS)}")
 
 
 SCAN_FIELDS = ("scale_factor", "step", "min_size", "threshold", "min_neighbors",
-               "neighbor_margin")
+               "neighbor_margin", "pyramid")
+# A detection section written before levels were area averages scanned bilinear ones.
+LEGACY_PYRAMID = "linear"
 
 
 def params_for(model, **overrides) -> DetectionParams:
@@ -111,11 +121,12 @@ def params_for(model, **overrides) -> DetectionParams:
     >>> class Plain:  # a model without an image operating point, window threshold 1.5
     ...     detection, threshold = None, 1.5
     >>> params_for(Plain(), min_neighbors=5)
-    DetectionParams(scale_factor=1.1, step='refine', min_size=19, max_size=None, threshold=1.5, min_neighbors=5, neighbor_margin=0.0)
+    DetectionParams(scale_factor=1.1, step='refine', min_size=19, max_size=None, threshold=1.5, min_neighbors=5, neighbor_margin=0.0, pyramid='area')
     """
     settings = {"threshold": float(model.threshold)}
     if model.detection is not None:
-        settings = {name: model.detection[name] for name in SCAN_FIELDS}
+        settings = {name: model.detection.get(name, LEGACY_PYRAMID) if name == "pyramid"
+                    else model.detection[name] for name in SCAN_FIELDS}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     params = DetectionParams(**settings)
     params.validate()
@@ -244,21 +255,26 @@ def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParam
             break
         levels.append((scale, level_w, level_h))
     workers = min(level_threads(), len(levels))
-    scan = partial(_scan_level, grey, scanner, params, like_opencv, serial=workers > 1)
+    pyramid = None if like_opencv or not levels else Pyramid(
+        grey, params.pyramid, smallest=levels[-1][1:])
+    scan = partial(_scan_level, grey, scanner, params, like_opencv, pyramid,
+                   serial=workers > 1)
     yield from ordered_map(scan, levels, workers)
 
 
 def _scan_level(grey, scanner: LevelScanner, params: DetectionParams, like_opencv: int,
-                level_size, serial: bool = False):
+                pyramid: Pyramid | None, level_size, serial: bool = False):
     """One level of :func:`_scan_levels` (``serial``: the kernels on this thread only)."""
     scale, level_w, level_h = level_size
     height, width = grey.shape
     win_w, win_h = scanner.window
     window_rows, window_cols = (level_h - win_h + 1 - like_opencv,
                                 level_w - win_w + 1 - like_opencv)
-    level = grey if (level_w, level_h) == (width, height) else cv2.resize(
-        grey, (level_w, level_h),
-        interpolation=cv2.INTER_LINEAR_EXACT if like_opencv else cv2.INTER_LINEAR)
+    if pyramid is not None:
+        level = pyramid.level((level_w, level_h))
+    else:
+        level = grey if (level_w, level_h) == (width, height) else cv2.resize(
+            grey, (level_w, level_h), interpolation=cv2.INTER_LINEAR_EXACT)
     step = step_at(scale, params)
     # A refined scan covers the step-1 grid (and evaluates about a quarter of it).
     grid = 1 if step == "refine" else step

@@ -116,7 +116,7 @@ def _picture(item, warn) -> np.ndarray | None:
 
 def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
                    state: MiningState | None = None, progress: bool = False,
-                   warn=None) -> np.ndarray:
+                   warn=None, pyramid: str = "area") -> np.ndarray:
     """Up to ``limit`` windows of the face-free ``pictures`` (grey arrays or image paths)
     that score above ``threshold``, found in the seeded visiting order.
 
@@ -126,20 +126,24 @@ def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.
     """
     state = state if state is not None else MiningState()
     for _ in mining_steps(model, pictures, limit, seed, threshold, state=state,
-                          progress=progress, warn=warn):
+                          progress=progress, warn=warn, pyramid=pyramid):
         pass
     return mined_windows(model, state)
 
 
 def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
-                 state: MiningState, progress: bool = False, warn=None):
-    """:func:`hard_negatives` one picture at a time: yields ``state`` after each."""
+                 state: MiningState, progress: bool = False, warn=None,
+                 pyramid: str = "area"):
+    """:func:`hard_negatives` one picture at a time: yields ``state`` after each.
+    ``pyramid``: how levels are resized, as the model will scan (:mod:`.detector.pyramid`;
+    a cascade scans as OpenCV does, ``"linear"``)."""
     warn = warn or (lambda line: print(line, file=sys.stderr))
     order = np.random.default_rng(seed).permutation(len(pictures))
     per_picture = max(1, limit // PICTURE_SHARE) if len(pictures) >= FEW_PICTURES else limit
     # Training has the machine to itself: every scan call in parallel.
     scanner = LevelScanner(model, threshold, parallel_min_windows=0)
-    scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, *model.window))
+    scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, *model.window),
+                   pyramid=pyramid)
     rng_seed = [seed, 0]
     bar = tqdm(total=limit, initial=min(state.count, limit), desc="mining", unit="window",
                disable=not progress, leave=False)
@@ -176,10 +180,11 @@ def mined_windows(model, state: MiningState) -> np.ndarray:
     return np.concatenate(state.windows)
 
 
-def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) -> np.ndarray:
-    """``count`` windows at random places and pyramid levels of the ``pictures`` (grey
-    arrays or paths), at most ``count / PICTURE_SHARE`` from one picture: the first
-    negatives of a cascade, before there is a detector to mine with.
+def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None,
+                   pyramid: str = "area") -> np.ndarray:
+    """``count`` windows at random places and pyramid levels (resized by ``pyramid``) of
+    the ``pictures`` (grey arrays or paths), at most ``count / PICTURE_SHARE`` from one
+    picture: the first negatives of a cascade, before there is a detector to mine with.
 
     Examples
     --------
@@ -188,9 +193,8 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) 
     >>> random_windows(pictures, 10, seed=0).shape
     (10, 19, 19)
     """
-    import cv2
-
     from ..detector.detect import pyramid_scales
+    from ..detector.pyramid import Pyramid
 
     warn = warn or (lambda line: print(line, file=sys.stderr))
     win_w, win_h = window
@@ -202,16 +206,17 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None) 
         if picture is None:
             continue
         height, width = picture.shape
-        scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, win_w, win_h))
+        scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, win_w, win_h),
+                       pyramid=pyramid)
         scales = pyramid_scales(width, height, (win_w, win_h), scan)
         levels = {}   # each level resized once, however many windows it gives
+        pyramid = Pyramid(picture, scan.pyramid)
         for _ in range(min(per_picture, count - total) if scales else 0):
             scale = scales[rng.integers(len(scales))]
             if scale not in levels:
                 size = (max(win_w, int(round(width / scale))),
                         max(win_h, int(round(height / scale))))
-                levels[scale] = picture if size == (width, height) else cv2.resize(
-                    picture, size, interpolation=cv2.INTER_LINEAR)
+                levels[scale] = pyramid.level(size)
             level = levels[scale]
             y = rng.integers(level.shape[0] - win_h + 1)
             x = rng.integers(level.shape[1] - win_w + 1)

@@ -41,6 +41,9 @@ MIN_NEGATIVES = 50
 DEFAULT_NEGATIVES = 5000
 # The costs a stage tries with ``search_cost``: even, and misses two and four times dearer.
 SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
+# A cascade scans as OpenCV's detectMultiScale does (step "auto": bilinear levels), so its
+# negatives are cut from such levels too.
+CASCADE_PYRAMID = "linear"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,10 +232,11 @@ def stage_negatives(cascade, negatives, known: np.ndarray, count: int, seed: int
     if missing <= 0:
         return kept
     if cascade is None:
-        found = random_windows(negatives, missing, seed, window, warn=warn)
+        found = random_windows(negatives, missing, seed, window, warn=warn,
+                               pyramid=CASCADE_PYRAMID)
     else:
         found = hard_negatives(cascade, negatives, missing, seed, cascade.threshold,
-                               progress=progress, warn=warn)
+                               progress=progress, warn=warn, pyramid=CASCADE_PYRAMID)
     return np.concatenate([kept, found])
 
 
