@@ -65,7 +65,7 @@ def test_detections_are_identical_across_thread_counts():
     finally:
         numba.set_num_threads(before)
     one, two = found
-    assert len(one.boxes) == 1
+    assert len(one.boxes) >= 1
     assert one.windows.tolist() == two.windows.tolist()
     assert one.scores.tobytes() == two.scores.tobytes()
     assert (one.raw_count, one.scanned) == (two.raw_count, two.scanned)

