@@ -53,3 +53,25 @@ def redelivered_interrupts():
         yield
     finally:
         sys.unraisablehook = previous
+
+
+def quiet_compiler_finalizers() -> None:
+    """After an interrupt, drop errors that numba's and llvmlite's finalizers raise.
+
+    An interrupt that lands while numba compiles leaves llvmlite objects half-built; their
+    ``__del__`` then fails as the interpreter exits ("Exception ignored in
+    ObjectRef.__del__", with a traceback) after the command has said "interrupted" in one
+    line. Those errors are a consequence of the interrupt, not news. Anything else is
+    still reported.
+    """
+    import sys
+
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        owner = getattr(unraisable.object, "__module__", None) or ""
+        if owner.split(".")[0] in ("llvmlite", "numba"):
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook

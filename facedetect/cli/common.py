@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..costs import InvalidCost, check_cost
 from ..errors import FacedetectError, InterruptedRun
-from ..interrupts import redelivered_interrupts, terminate_as_interrupt
+from ..interrupts import (quiet_compiler_finalizers, redelivered_interrupts,
+                          terminate_as_interrupt)
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -37,12 +38,14 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
             warnings.showwarning = _one_line_warning(prog)
             return int(function(args) or 0)
     except InterruptedRun as error:
+        quiet_compiler_finalizers()
         print(f"{prog}: {error}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except FacedetectError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
+        quiet_compiler_finalizers()
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError:

@@ -40,6 +40,8 @@ def _launch(module: str, prog: str) -> int:
 
 
 def _interrupted(prog: str) -> int:
+    from ..interrupts import quiet_compiler_finalizers
+    quiet_compiler_finalizers()
     print(f"{prog}: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
