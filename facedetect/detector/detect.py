@@ -31,7 +31,7 @@ MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
 class DetectionParams:
     """Scan settings. A model's own settings (its ``detection`` section, chosen at
     training from held-out data) come from :func:`params_for`; these defaults are
-    OpenCV's ``detectMultiScale`` rule at the raw threshold 0.
+    OpenCV's ``detectMultiScale`` rule at the raw threshold 0, on area-averaged levels.
 
     Parameters
     ----------
