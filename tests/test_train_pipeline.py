@@ -472,3 +472,21 @@ def test_a_tampered_checkpoint_is_refused(tmp_path):
     path.write_text('{"format": 1e999}')
     with pytest.raises(FacedetectError, match="out of range"):
         load_checkpoint(path, config)
+
+
+def test_a_checkpoint_from_before_area_levels_is_refused(tmp_path):
+    import json
+
+    from facedetect.model_file import reseal
+    from facedetect.training.boosting import TrainingState
+    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
+    path = tmp_path / "m.json.checkpoint.json"
+    config = {"rounds": 5, "cost": [1, 10]}
+    state = TrainingState(np.full(4, 0.25), 0.0, 0.0, [(3, 0.5, 1)], [0.7], [{}], False)
+    save_checkpoint(path, RunState(boosting=state), config)
+    document = json.loads(path.read_text())
+    assert document["pyramid"] == "area"
+    del document["pyramid"]   # as written before: its negatives were mined bilinear
+    path.write_text(json.dumps(reseal(document)))
+    with pytest.raises(FacedetectError, match="mined bilinear pyramid levels"):
+        load_checkpoint(path, config)

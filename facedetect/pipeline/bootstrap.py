@@ -30,6 +30,9 @@ SKIMAGE_NEGATIVES = ("coffee", "chelsea", "brick", "grass", "gravel", "rocket", 
                      "immunohistochemistry", "retina", "stereo_motorcycle")
 # Coarser than detection: bootstrapping needs many false positives, not every one.
 BOOTSTRAP_SCAN = DetectionParams(scale_factor=1.25, step=2, min_size=19)
+# The levels a one-stage run mines, as its detection section will scan them (a cascade
+# mines bilinear levels: cascade.py).
+MINING_PYRAMID = "area"
 # No picture gives more than 1/PICTURE_SHARE of a stage's hard negatives.
 PICTURE_SHARE = 50
 # Below this many pictures each is also scanned turned and mirrored (8 orientations).
@@ -116,7 +119,7 @@ def _picture(item, warn) -> np.ndarray | None:
 
 def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
                    state: MiningState | None = None, progress: bool = False,
-                   warn=None, pyramid: str = "area") -> np.ndarray:
+                   warn=None, pyramid: str = MINING_PYRAMID) -> np.ndarray:
     """Up to ``limit`` windows of the face-free ``pictures`` (grey arrays or image paths)
     that score above ``threshold``, found in the seeded visiting order.
 
@@ -133,7 +136,7 @@ def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.
 
 def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
                  state: MiningState, progress: bool = False, warn=None,
-                 pyramid: str = "area"):
+                 pyramid: str = MINING_PYRAMID):
     """:func:`hard_negatives` one picture at a time: yields ``state`` after each.
     ``pyramid``: how levels are resized, as the model will scan (:mod:`.detector.pyramid`;
     a cascade scans as OpenCV does, ``"linear"``)."""

@@ -23,7 +23,7 @@ from ..errors import FacedetectError
 from ..files import read_bounded
 from ..model_file import digest, parse_json
 from ..training.boosting import TrainingState
-from .bootstrap import MiningState
+from .bootstrap import MINING_PYRAMID, MiningState
 
 FORMAT = "facedetect-checkpoint"
 VERSION = 3   # 3: the JSON carries its own SHA-256
@@ -55,6 +55,7 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
     atomic_write_bytes(_windows_path(path), payload)
     state = run.boosting
     document = {"format": FORMAT, "version": VERSION, "config": config, "stage": run.stage,
+                "pyramid": MINING_PYRAMID,
                 "windows_sha256": hashlib.sha256(payload).hexdigest(),
                 "boosting": None if state is None else {
                     "weights": state.weights.tolist(), "log_acc_pos": state.log_acc_pos,
@@ -94,6 +95,10 @@ def load_checkpoint(path, config: dict) -> RunState:
     if document.get("sha256") != digest(document):
         raise FacedetectError(f"{path}: checksum mismatch: the checkpoint was modified or "
                               "damaged; train again without --resume")
+    if document.get("pyramid", "linear") != MINING_PYRAMID:
+        # Written before mining used area-averaged levels: its negatives are of another kind.
+        raise FacedetectError(f"{path}: the checkpoint mined bilinear pyramid levels, this "
+                              "version mines area-averaged ones; train again without --resume")
     different = _differences(document.get("config") or {}, config)
     if "negatives_sha256" in different:
         raise FacedetectError(f"{path}: the negatives folder changed since the checkpoint "
