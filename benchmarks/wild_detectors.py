@@ -26,9 +26,11 @@ import argparse
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import cv2
+import numpy as np
 
 from facedetect.detector.api import load_model
 from facedetect.data.negatives import find_negatives, negative_files, split_negatives
@@ -47,15 +49,12 @@ GRAIN = 20.0   # grey levels, sd
 
 def grainy(crop):
     """``crop`` with Gaussian grain of sd ``GRAIN``, the same every run."""
-    import zlib
-    import numpy as np
     rng = np.random.default_rng(zlib.crc32(crop.tobytes()))
     return np.clip(crop + rng.normal(0.0, GRAIN, crop.shape), 0, 255).astype(np.uint8)
 
 
 def compared_only(faces):
     """The faces of the ``COMPARED`` sources."""
-    import numpy as np
     return faces.subset(np.isin(faces.sources, COMPARED))
 
 

@@ -13,6 +13,12 @@ import math
 from .errors import FacedetectError
 from .registry import FILE_ALGORITHMS
 
+# How a model's pyramid levels are resized (detection.pyramid): area averages, or OpenCV's
+# bilinear resize. A section without the field was written before area levels and
+# scanned bilinear ones.
+PYRAMIDS = ("area", "linear")
+LEGACY_PYRAMID = "linear"
+
 FORMAT = "facedetect-model"
 VERSION = 1
 MAX_STUMPS = 100_000
@@ -239,6 +245,5 @@ def _check_detection(path, detection):
     if not (is_finite(detection.get("box_scale", 1.0), 0.1, 10)
             and is_finite(detection.get("box_shift", 0.0), -1, 1)):
         fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
-    if detection.get("pyramid", "linear") not in ("area", "linear"):
-        # Absent: written before levels were area averages, scanned bilinear.
+    if detection.get("pyramid", LEGACY_PYRAMID) not in PYRAMIDS:
         fail(path, "detection.pyramid must be 'area' or 'linear'")

@@ -16,9 +16,10 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
+from ..model_schema import LEGACY_PYRAMID, PYRAMIDS
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
-from .pyramid import PYRAMIDS, Pyramid
+from .pyramid import Pyramid
 from .scan import REFINE_MARGIN, LevelScanner
 
 BOX_SCALE = 2.0
@@ -96,8 +97,6 @@ class DetectionParams:
 
 SCAN_FIELDS = ("scale_factor", "step", "min_size", "threshold", "min_neighbors",
                "neighbor_margin", "pyramid")
-# A detection section written before levels were area averages scanned bilinear ones.
-LEGACY_PYRAMID = "linear"
 
 
 def params_for(model, **overrides) -> DetectionParams:

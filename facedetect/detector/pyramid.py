@@ -15,7 +15,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-PYRAMIDS = ("area", "linear")
+from ..model_schema import PYRAMIDS
 
 
 class Pyramid:

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from ..detector.detect import (DetectionParams, group_detections, params_for, scan_raw,
                                scanner_for)
-from .bootstrap import _picture
+from .bootstrap import MINING_PYRAMID, _picture
 
 # On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
 # haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
@@ -108,7 +108,7 @@ def image_operating_point(model, held_out_pictures, held_out_faces: np.ndarray,
     face_scores = model.decision_function(held_out_faces)
     low = float(np.quantile(face_scores, FACE_QUANTILE))
     base = DetectionParams(threshold=low, min_neighbors=MIN_NEIGHBORS,
-                           neighbor_margin=NEIGHBOR_MARGIN)
+                           neighbor_margin=NEIGHBOR_MARGIN, pyramid=MINING_PYRAMID)
     if train_faces is not None and len(train_faces):
         model = model.with_rejection(train_faces, threshold=low, max_loss=SOFT_REJECTION_LOSS)
     raw, megapixels = scan_pictures(model, held_out_pictures, base, progress, warn)
