@@ -90,6 +90,46 @@ def test_mirror_flips_and_a_window_off_its_crop_is_skipped():
     assert np.array_equal(flipped[0], plain[0, :, ::-1])
 
 
+def test_grain_is_gaussian_with_each_windows_own_sd_and_only_on_training_windows():
+    from facedetect.pipeline.augment import grained
+    flat = np.full((400, 19, 19), 128, np.uint8)
+    noisy = grained(flat, 20.0, np.random.default_rng(0)).astype(float)
+    sds = noisy.reshape(400, -1).std(axis=1)
+    # each window's own sd, uniform in [0, 20]: its spread, not one sd for all
+    assert sds.max() < 20 * 1.3 and sds.min() < 2 and 8 < sds.mean() < 12
+    assert abs(noisy.mean() - 128) < 0.2
+    assert np.array_equal(grained(flat, 0.0, np.random.default_rng(0)), flat)
+    crops = [smooth_crop(40, k) for k in range(30)]
+    eyes = np.tile([12.0, 15.0, 28.0, 15.0], (30, 1))
+    names = [f"face{k}" for k in range(30)]
+    faces = WildFaces(crops, eyes, names, names, [""] * 30, "f", "0" * 64)
+    plain = split_wild_faces(faces, (19, 19), True, 1, 0)
+    grainy = split_wild_faces(faces, (19, 19), True, 1, 0, grain=20.0)
+    again = split_wild_faces(faces, (19, 19), True, 1, 0, grain=20.0)
+    assert np.array_equal(grainy.train, again.train)          # seeded
+    assert np.array_equal(grainy.heldout, plain.heldout)      # held-out faces stay clean
+    difference = grainy.train.astype(float) - plain.train
+    assert 3 < difference.std() < 20 and abs(difference.mean()) < 1
+    assert grainy.record["grain"] == 20.0 and "grain" not in plain.record
+    with pytest.raises(FacedetectError, match="grain must be"):
+        from facedetect.pipeline.config import check_config
+        check_config(TrainConfig(grain=-1.0))
+
+
+def test_mined_negatives_get_the_faces_grain_seeded_by_stage():
+    from facedetect.pipeline.augment import grained, grained_negatives
+    flat = np.full((400, 19, 19), 128, np.uint8)
+    first = grained_negatives(flat, 20.0, seed=0, stage=0)
+    assert np.array_equal(first, grained_negatives(flat, 20.0, seed=0, stage=0))
+    assert not np.array_equal(first, grained_negatives(flat, 20.0, seed=0, stage=1))
+    assert not np.array_equal(first, grained_negatives(flat, 20.0, seed=1, stage=0))
+    assert np.array_equal(grained_negatives(flat, 0.0, seed=0, stage=0), flat)
+    # the same distribution of grain as the faces get: per-window sd uniform in [0, 20]
+    faces_sd = grained(flat, 20.0, np.random.default_rng(5)).reshape(400, -1).std(axis=1)
+    negatives_sd = first.reshape(400, -1).std(axis=1)
+    assert abs(np.sort(faces_sd) - np.sort(negatives_sd)).max() < 2.5
+
+
 def write_faces(folder, rows, size=50, header=HEADER):
     folder.mkdir(parents=True, exist_ok=True)
     for k, row in enumerate(rows):
@@ -342,3 +382,31 @@ def test_short_mining_stages_still_end_in_a_model_of_the_full_rounds(small_cbcl)
     assert model.document["training"]["rounds"] == 6
     stages = model.document["training"]["bootstrap"]["stages"]
     assert stages == [{"stage": 1, "hard_negatives_added": 0}]
+
+
+def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
+        small_cbcl, cbcl_faces_folder, monkeypatch):
+    import facedetect.pipeline.train as train_module
+    calls = []
+
+    def spy(windows, max_sd, seed, stage):
+        calls.append((len(windows), max_sd, stage))
+        return windows
+
+    monkeypatch.setattr(train_module, "grained_negatives", spy)
+    folder, _ = cbcl_faces_folder
+    picture = np.random.default_rng(0).integers(0, 256, (60, 60), dtype=np.uint8)
+    config = TrainConfig(cost=(1, 10), rounds=4, stage_rounds=2, bootstrap_rounds=1,
+                         jitter=0, mirror=False, grain=10.0, bootstrap_threshold=-1e5,
+                         bootstrap_limit=50)
+    data = load_cbcl(small_cbcl)
+    with_faces = train_detector(config, data, faces=load_wild_faces(folder),
+                                negatives=[picture], progress=False).model
+    assert calls == [(50, 10.0, 0)]                  # stage 1's mined windows, grain 10
+    assert with_faces.document["training"]["config"]["grain"] == 10.0
+    assert with_faces.document["training"]["wild_faces"]["grain"] == 10.0
+    calls.clear()
+    alone = train_detector(config, data, faces=None, negatives=[picture],
+                           progress=False).model
+    assert calls == [(50, 0.0, 0)]                   # no wild faces: nothing grained
+    assert alone.document["training"]["config"]["grain"] == 0.0

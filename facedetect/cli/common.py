@@ -108,6 +108,17 @@ def bounded_int(low: int, high: int):
     return parse
 
 
+def bounded_float(low: float, high: float):
+    """An argparse type: a finite number in ``[low, high]``."""
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number in {low:g}..{high:g}, got "
+                                             f"{text!r}")
+        return value
+    return parse
+
+
 def finite_float(text: str) -> float:
     """A finite real number (argparse type): refuses nan and inf."""
     try:

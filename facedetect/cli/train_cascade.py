@@ -77,6 +77,7 @@ ONE_STAGE_FLAGS = {
     "--selection": ("selection", "every stage selects by the largest root"),
     "--exact": ("exact", "stages train on compact features"),
     "--max-features": ("max_features", "every stage searches all features"),
+    "--grain": ("grain", "a cascade's faces are not grained"),
     "--prior": ("prior", "a cascade has no window operating point"),
     "--calibration-split": ("calibration_split", "a cascade has no window operating "
                                                       "point"),

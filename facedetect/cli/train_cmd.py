@@ -22,7 +22,7 @@ from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
 from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
 from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
-from .common import (bounded_int, check_not_run_file, check_writable, created_folder,
+from .common import (bounded_float, bounded_int, check_not_run_file, check_writable, created_folder,
                      describe_operating_point, finite_float, parse_cost, probability,
                      scheduler, standalone_main, unit_fraction)
 
@@ -87,6 +87,12 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                        metavar="N",
                        help="also train on N slightly turned, scaled and shifted copies of "
                             f"every training face, 0..100 (default {RECIPE.jitter})")
+    group.add_argument("--grain", type=bounded_float(0, 100), default=RECIPE.grain,
+                       metavar="SD",
+                       help="Gaussian grain on the windows of the faces from the wild and "
+                            "on the mined negatives alike, each its own sd up to SD grey "
+                            f"levels, 0..100 (default {RECIPE.grain:g}; none without the "
+                            "faces)")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:

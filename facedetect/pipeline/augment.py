@@ -19,6 +19,8 @@ MAX_SHIFT = 0.75   # pixels, either way, along each axis
 # The jitter draws from its own stream, apart from the split's (which uses the seed itself).
 SEED_OFFSET = 12345
 WILD_SEED_OFFSET = 54321
+GRAIN_STREAM = 2   # the grain's own stream beside the wild faces' jitter (seed, GRAIN_STREAM)
+NEGATIVE_GRAIN_STREAM = 3   # mined negatives' grain: (seed, NEGATIVE_GRAIN_STREAM, stage)
 
 
 def jitter_transforms(count: int, rng: np.random.Generator) -> np.ndarray:
@@ -58,12 +60,33 @@ def jittered_faces(faces: np.ndarray, copies: int, seed: int) -> np.ndarray:
     return out
 
 
-def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int):
+def grained(windows: np.ndarray, max_sd: float, rng: np.random.Generator) -> np.ndarray:
+    """``windows`` with Gaussian grain, each its own sd drawn uniformly in [0, max_sd]
+    grey levels: faces as a grainy scan or a high-ISO photograph shows them at the
+    window's size, where the pyramid's averaging has not removed the grain.
+
+    Examples
+    --------
+    >>> flat = np.full((4, 19, 19), 128, np.uint8)
+    >>> noisy = grained(flat, 20.0, np.random.default_rng(0))
+    >>> noisy.shape, noisy.dtype, bool((noisy != 128).any()), bool(noisy.std() < 20)
+    ((4, 19, 19), dtype('uint8'), True, True)
+    """
+    if max_sd <= 0 or len(windows) == 0:
+        return windows
+    sd = rng.uniform(0.0, max_sd, len(windows))[:, None, None]
+    noise = rng.standard_normal(windows.shape) * sd
+    return np.clip(np.rint(windows + noise), 0, 255).astype(np.uint8)
+
+
+def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int,
+                          grain: float = 0.0):
     """One training window per face with landmarks (:mod:`facedetect.data.wild_faces`):
     turned to level eyes and framed from them, then, with ``jitter`` > 0, turned, scaled
-    and shifted at random as :func:`jitter_transforms` draws, and with ``mirror`` flipped
-    left to right at random (half of them). One view per face: 24,000 faces already vary
-    more than eight views of one face do, and every view costs boosting time.
+    and shifted at random as :func:`jitter_transforms` draws, with ``mirror`` flipped
+    left to right at random (half of them), and with ``grain`` > 0 :func:`grained` up to
+    that sd. One view per face: 24,000 faces already vary more than eight views of one
+    face do, and every view costs boosting time.
 
     Returns
     -------
@@ -73,4 +96,14 @@ def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int):
     rng = np.random.default_rng(WILD_SEED_OFFSET + seed)
     transforms = jitter_transforms(len(faces), rng) if jitter else None
     flips = rng.random(len(faces)) < 0.5 if mirror else None
-    return face_windows(faces, window, transforms, flips)
+    windows, kept = face_windows(faces, window, transforms, flips)
+    grain_rng = np.random.default_rng([WILD_SEED_OFFSET + seed, GRAIN_STREAM])
+    return grained(windows, grain, grain_rng), kept
+
+
+def grained_negatives(windows: np.ndarray, max_sd: float, seed: int, stage: int) -> np.ndarray:
+    """Mined negatives with the same grain as the faces (:func:`grained`), so that grain
+    tells a face from a non-face nothing: grained faces beside clean negatives taught an
+    earlier model that grain is a face."""
+    rng = np.random.default_rng([WILD_SEED_OFFSET + seed, NEGATIVE_GRAIN_STREAM, stage])
+    return grained(windows, max_sd, rng)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..haar import haar_feature_pool
 from ..training.boosting import TrainingState
+from .augment import grained_negatives
 from .assemble import Split, assemble_model, with_image_point
 from .bootstrap import NegativeSet
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
@@ -124,6 +125,10 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     warn = options.warn or (lambda line: print(line, file=sys.stderr))
     negatives = _negatives(negatives, config, warn)
     faces = _faces(faces, warn)
+    if faces is None and config.grain:
+        # Grain goes on the wild faces and the negatives together; on the negatives alone
+        # it would teach that grain is a non-face.
+        config = replace(config, grain=0.0)
     if config.bootstrap_rounds and negatives is None:
         raise FacedetectError("bootstrapping needs negative pictures")
     train, held = split_indices(cbcl.labels, config)
@@ -139,7 +144,8 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     wild = None
     if faces is not None:
         window = (cbcl.images.shape[2], cbcl.images.shape[1])
-        wild = split_wild_faces(faces, window, config.mirror, config.jitter, config.seed)
+        wild = split_wild_faces(faces, window, config.mirror, config.jitter, config.seed,
+                                config.grain)
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
@@ -213,7 +219,9 @@ def _boost_and_mine(run: Run, base, state: RunState):
             estimator = estimator_from_state(run.config, state.boosting, y, len(run.pool))
         if state.stage == run.config.bootstrap_rounds:
             return estimator, state, y
-        found = mine_stage(run, estimator, base_images[base_labels == 1], state)
+        found = grained_negatives(mine_stage(run, estimator, base_images[base_labels == 1],
+                                             state), run.config.grain, run.config.seed,
+                                  state.stage)
         run.stages.append({"stage": state.stage + 1, "hard_negatives_added": int(len(found))})
         if run.progress:
             run.log(f"{run.stage_name(state.stage)}: {len(found)} hard negatives mined")

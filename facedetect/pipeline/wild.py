@@ -28,9 +28,10 @@ class _WildSplit(NamedTuple):
 
 
 def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
-                     seed: int) -> _WildSplit:
-    """Training windows of the faces outside the held-out part, and the held-out faces'
-    plain windows (level eyes, no jitter, no mirror).
+                     seed: int, grain: float = 0.0) -> _WildSplit:
+    """Training windows of the faces outside the held-out part (``grain``: see
+    :func:`.augment.grained`), and the held-out faces' plain windows (level eyes, no
+    jitter, no mirror, no grain).
 
     Examples
     --------
@@ -45,7 +46,7 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
     """
     held = heldout_mask(faces.groups)
     train_windows, kept = wild_training_windows(faces.subset(~held), window, mirror, jitter,
-                                                seed)
+                                                seed, grain)
     held_windows, held_kept = face_windows(faces.subset(held), window)
     record = {"source": faces.source, "sha256": faces.fingerprint, "faces": len(faces),
               "rows_skipped": faces.skipped, "train_faces": int(len(train_windows)),
@@ -55,6 +56,8 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
                               "where the subject is unknown; subjects that share a "
                               "byte-identical image as one), by salted hash",
               "mirror": bool(mirror), "jitter": bool(jitter), "terms": faces.terms()}
+    if grain:
+        record["grain"] = float(grain)
     return _WildSplit(train_windows, held_windows, record)
 
 
