@@ -51,9 +51,9 @@ def test_the_results_table_is_the_benchmark_run_and_the_model_record(default):
     run = json.loads(BENCHMARK.read_text())
     for name in ("default", "cascade"):
         row = _one(rf"\| `{name}\.json`[^|]*\| ([\d.]+), (\d+) \| ([\d.]+), ([\d.]+) \| "
-                   r"([\d.]+) \| ([\d.]+)x, ([\d.]+)x \|")
+                   r"([\d.]+) \| ([\d.]+) \| ([\d.]+)x, ([\d.]+)x \|")
         measured = run["models"][name]
-        tpr, fp, mtfl_caltech, utk, alarms = row.groups()[:5]
+        tpr, fp, mtfl_caltech, utk, grainy, alarms = row.groups()[:6]
         assert float(tpr) == round(measured["dev"]["tpr"], 3)
         assert int(fp) == measured["dev"]["false_positives"]
         faces = measured["wild_faces"]["by_source"]
@@ -63,7 +63,10 @@ def test_the_results_table_is_the_benchmark_run_and_the_model_record(default):
         share = round(found / sum(faces[s]["faces"] for s in pooled), 4)
         assert mtfl_caltech == f"{share:.3f}"
         assert float(utk) == round(faces["utkface"]["recall"], 3)
+        grained = measured["grainy_faces"]["by_source"]
+        found = sum(grained[s]["recall"] * grained[s]["faces"] for s in pooled)
+        assert grainy == f"{round(found / sum(grained[s]['faces'] for s in pooled), 4):.3f}"
         assert float(alarms) == measured["negatives_fa_per_mpx"]
     # the benchmark measured the model that ships
-    assert float(_one(r"\| `default\.json` [^\n]*").group(0).split("|")[4]) == \
+    assert float(_one(r"\| `default\.json` [^\n]*").group(0).split("|")[5]) == \
         round(default["detection"]["false_alarms_per_megapixel"], 3)

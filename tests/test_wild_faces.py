@@ -370,6 +370,9 @@ def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbc
                           negatives=NegativeSet(images, [], "skimage", "skimage")).model
     assert model.document["training"]["wild_faces"]["train_faces"] == record["train_faces"]
     assert model.document["training"]["config"]["faces_sha256"] == faces.fingerprint
+    # the recipe grains one-stage training only; the cascade's record says none
+    assert config.grain > 0 and model.document["training"]["config"]["grain"] == 0.0
+    assert "grain" not in model.document["training"]["wild_faces"]
 
 
 def test_short_mining_stages_still_end_in_a_model_of_the_full_rounds(small_cbcl):

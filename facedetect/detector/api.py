@@ -173,7 +173,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> from skimage import data
     >>> found = detect(data.astronaut())
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [165, 63, 120, 120]
+    [163, 61, 124, 124]
     """
     model, params, scanner = prepare(model, exact, **overrides)
     source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"

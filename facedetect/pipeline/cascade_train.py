@@ -13,7 +13,7 @@ import hashlib
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +194,9 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     """
     options = options or RunOptions()
     check_config(config)
+    # A cascade's faces are not grained, so its record says none whatever the one-stage
+    # recipe's default is.
+    config = replace(config, grain=0.0)
     cascade.check()
     options.check()
     if negatives is None or not negatives.mining:

@@ -78,7 +78,7 @@ class TrainConfig:
     # Gaussian grain on the windows of the faces from the wild and on the mined negatives
     # alike, each window its own sd up to this many grey levels; 0: none. Measured on
     # grainy held-out crops (docs/detector-training.md); not used without wild faces.
-    grain: float = 0.0
+    grain: float = 10.0
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the
     # threshold goes where the calibrated probability crosses the Bayes cut for the cost
