@@ -90,6 +90,55 @@ def test_scanner_keeps_exactly_the_windows_the_cascade_accepts(cascade, photo):
         np.testing.assert_array_equal(scores, decision[ys, xs])
 
 
+def opencv_row_loop(cascade, level, step: int) -> np.ndarray:
+    """The windows OpenCV's ``detectMultiScale`` keeps on one level, as a plain Python
+    transcription of its loop (``CascadeClassifierInvoker``, ``HaarEvaluator::setWindow``):
+    a window of a standard deviation of at most 10 grey levels is skipped (result -1),
+    and a window the first stage rejects (result 0) makes the loop step over the next.
+    Each window's stage sums are the model's own (numpy); returns ``(y, x)`` of the
+    windows whose last stage passes."""
+    height, width = level.shape
+    rows, cols = height - 19, width - 19           # OpenCV: no window on the last row or column
+    windows = np.lib.stride_tricks.sliding_window_view(level, (19, 19))[:rows, :cols]
+    windows = windows.reshape(-1, 19, 19)
+    inner = windows[:, 1:-1, 1:-1].astype(np.float64)
+    area = inner[0].size
+    nf = np.sqrt(np.maximum(area * (inner ** 2).sum(axis=(1, 2))
+                            - inner.sum(axis=(1, 2)) ** 2, 0))
+    with np.errstate(divide="ignore"):
+        flat = (nf <= 0) | (area * (1 / nf).astype(np.float32).astype(np.float64) >= 0.1)
+    first_rejects = cascade.stage_sums(windows, 0) < cascade.stages[0][1]
+    passes = cascade.decision_function(windows) > cascade.threshold
+    kept = []
+    for y in range(0, rows, step):
+        x = 0
+        while x < cols:
+            k = y * cols + x
+            if not flat[k]:
+                if first_rejects[k]:
+                    x += step                      # result 0: step over the next window
+                elif passes[k]:
+                    kept.append((y, x))
+            x += step
+    return np.array(kept).reshape(-1, 2)
+
+
+def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, photo):
+    # A dark flat patch (standard deviation under 10) beside the photograph's detail.
+    level = np.ascontiguousarray(photo[100:220, 120:300]).copy()
+    level[:, :60] = np.clip(level[:, :60] // 16 + 40, 0, 255)
+    for step in (1, 2):
+        scanner = LevelScanner(cascade, cascade.threshold, like_opencv=True)
+        xs, ys, _ = scanner.scan(level, step=step)
+        inside = (xs < level.shape[1] - 19) & (ys < level.shape[0] - 19)
+        ours = sorted(zip(ys[inside].tolist(), xs[inside].tolist()))
+        expected = opencv_row_loop(cascade, level, step)
+        assert len(expected) > 0
+        assert ours == sorted(map(tuple, expected.tolist()))
+        every = LevelScanner(cascade, cascade.threshold).scan(level, step=step)
+        assert len(every[0]) > len(xs)             # the rules leave windows out
+
+
 def window_agreement(model, cbcl, tmp_path, seed: int) -> float:
     """Share of 4,000 CBCL windows on which OpenCV with the export decides as we do."""
     path = tmp_path / "cascade.xml"
@@ -156,13 +205,11 @@ def test_detect_and_opencv_find_the_same_boxes(cascade, tmp_path):
              for name in ("astronaut", "coffee", "chelsea", "camera")]
     ours, theirs, matched = box_agreement(cascade, greys, params, tmp_path)
     assert ours > 10
-    # Measured: 74 and 67 boxes, 60 matched, with the shipped default's stumps; 99 and 99,
-    # 88 matched, with those of the model before it (trained on bilinear levels). Each
-    # window alone is decided alike (test_detector: >= 99.9% of CBCL's windows); why more
-    # differ in whole photographs with these stumps is not known yet (OpenCV's float32
-    # sums are the suspect).
-    assert abs(ours - theirs) <= 0.15 * theirs
-    assert matched >= 0.8 * ours
+    # Measured: 108 and 109 boxes, 107 matched. Before step "auto" left out the windows
+    # OpenCV never scores (flat ones, and the one after a first-stage rejection), 155 and
+    # 109, 105 matched; with the stumps of the two models before, 67/67 and 99/99 now.
+    assert abs(ours - theirs) <= 0.03 * theirs
+    assert matched >= 0.95 * ours
 
 
 def test_the_shipped_cascade_agrees_with_opencv_per_window(cbcl, tmp_path):
@@ -187,7 +234,8 @@ def test_the_shipped_cascade_finds_opencvs_boxes_on_photographs(tmp_path):
     shipped = HaarDetectorModel.load(shipped_model_path("cascade"))
     ours, theirs, matched = box_agreement(shipped, [read_grey(f) for f in files],
                                           params_for(shipped), tmp_path)
-    # Measured: 133 boxes each, all matched, 110 identical to the pixel.
+    # Measured: 166 boxes each, all matched, 165 identical to the pixel (before step
+    # "auto" left out the windows OpenCV never scores: 110 of 133 identical).
     assert ours > 50
-    assert abs(ours - theirs) <= 0.05 * theirs
-    assert matched >= 0.95 * ours
+    assert abs(ours - theirs) <= 0.02 * theirs
+    assert matched >= 0.98 * ours

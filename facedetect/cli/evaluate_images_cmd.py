@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         # visits depends on its threshold, which a curve sweeps: it scans the step-1 grid.
         if params.step == "refine":
             params.step = 1
-        scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False)
+        scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False,
+                               like_opencv=params.step == "auto")
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = box_mapping(model)   # the model's own: a --positives cascade's is 1, 0

@@ -18,9 +18,12 @@ import numpy as np
 @numba.njit(cache=True, boundscheck=False)
 def _window_scales(image, bases, window, scales):
     """float32(1 / nf) of every window (top-left integral index ``bases[j]``): OpenCV's
-    variance factor over the window minus a one-pixel border (1 without normalisation)."""
+    variance factor over the window minus a one-pixel border (1 without normalisation).
+    With ``like_opencv``, 0 for a window OpenCV's Haar evaluator skips
+    (``HaarEvaluator::setWindow``: nf not positive, or ``area / nf`` at least 0.1, a
+    standard deviation of at most 10 grey levels)."""
     ii, sq, stride = image
-    win_w, win_h, normalize = window
+    win_w, win_h, normalize, like_opencv = window
     area = (win_w - 2) * (win_h - 2)
     for j in range(bases.size):
         if not normalize:
@@ -36,6 +39,8 @@ def _window_scales(image, bases, window, scales):
         variance_term = float(area) * float(total_sq) - float(total) * float(total)
         nf = math.sqrt(variance_term) if variance_term > 0 else 1.0
         scales[j] = np.float32(1.0 / nf)
+        if like_opencv and not (variance_term > 0 and float(area) * float(scales[j]) < 0.1):
+            scales[j] = np.float32(0.0)
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
@@ -81,11 +86,17 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
     exceeds the threshold, else -inf.
 
     ``spacing``: the distance between consecutive ``bases`` when they are evenly spaced
-    (a row of windows), 0 for an arbitrary list. ``image = (ii, sq, stride)``, ``window = (width, height, normalize)``, ``stumps =
+    (a row of windows), 0 for an arbitrary list. ``image = (ii, sq, stride)``, ``window =
+    (width, height, normalize, like_opencv)``, ``stumps =
     (offsets, weights, counts, thresholds, polarities, alphas, carry)`` and ``cut =
     (reject_at, threshold)``: the score levels below which a window leaves after each
     stump, and the final one. ``carry`` is 0 after a cascade stage's last stump (the next
     stage's sum starts from zero) and 1 elsewhere.
+
+    With ``like_opencv`` (a cascade scanned as OpenCV does), a window OpenCV's evaluator
+    skips (:func:`_window_scales`) is not scored, and in a row (``spacing`` > 0) neither
+    is the window after one the first stage rejects: OpenCV's ``detectMultiScale`` steps
+    over it (``if( result == 0 ) x += yStep``).
 
     Stump by stump over the windows still alive, rather than window by window: the
     stump's offsets, weights and threshold stay in registers, neighbouring windows share
@@ -99,10 +110,17 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
     n = bases.size
     scales = np.empty(n, np.float32)
     _window_scales(image, bases, window, scales)
+    like_opencv = window[3]
+    first_stage_end = _first_stage_end(carry)
+    passed_first = np.zeros(n, np.bool_)
     running = np.zeros(n)
     raw = np.empty(n, np.float32)
     alive = np.arange(n)
-    n_alive = n
+    n_alive = 0
+    for j in range(n):   # a window whose scale is 0 is skipped (see _window_scales)
+        if scales[j] > 0:
+            alive[n_alive] = j
+            n_alive += 1
     t = 0
     # While every window is alive (the first few stumps: no face is rejected there),
     # rectangle by rectangle over all windows, loops the compiler vectorises.
@@ -136,6 +154,8 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
                 alive[kept] = j
                 kept += 1
         n_alive = kept
+        if t == first_stage_end:
+            _mark_alive(alive, n_alive, passed_first)
         t += 1
     for u in range(t, alphas.size):
         if n_alive == 0:
@@ -143,11 +163,45 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
         stump = (offsets[u], weights[u], counts[u], thresholds[u],
                  alphas[u] * polarities[u], reject_at[u], carry[u])
         n_alive = _stump_on_alive(ii, bases, stump, scales, running, alive, n_alive)
+        if u == first_stage_end:
+            _mark_alive(alive, n_alive, passed_first)
     out[:] = -np.inf
     for k in range(n_alive):
         j = alive[k]
         if running[j] > threshold:
             out[j] = running[j]
+    if like_opencv and spacing > 0:
+        if first_stage_end == alphas.size - 1:   # one stage: it passes where it scores
+            passed_first[:] = out > -np.inf
+        _skip_after_first_stage_rejections(scales, passed_first, out)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _first_stage_end(carry):
+    """The index of the first stage's last stump (the last stump without stages)."""
+    for t in range(carry.size):
+        if carry[t] == 0:
+            return t
+    return carry.size - 1
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _mark_alive(alive, n_alive, marks):
+    for k in range(n_alive):
+        marks[alive[k]] = True
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _skip_after_first_stage_rejections(scales, passed_first, out):
+    """OpenCV's row loop: a window its evaluator scored (not skipped as flat, scale 0)
+    whose first stage rejected it makes the loop step over the next window."""
+    step_over = False
+    for j in range(out.size):
+        if step_over:
+            out[j] = -np.inf
+            step_over = False
+        elif scales[j] > 0 and not passed_first[j]:
+            step_over = True
 
 
 @numba.njit(parallel=True, cache=True, boundscheck=False)

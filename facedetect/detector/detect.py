@@ -40,7 +40,9 @@ class DetectionParams:
         Pyramid step, in [1.001, 10].
     step : int, "auto" or "refine"
         Window stride in pixels; ``"auto"`` is OpenCV's rule (2 up to twice the window,
-        then 1); ``"refine"`` scans at 2, then at 1 around windows near the threshold.
+        then 1) with the rest of its scan (levels, and no window of a standard deviation
+        of at most 10 grey levels); ``"refine"`` scans at 2, then at 1 around windows
+        near the threshold.
     min_size, max_size : int
         Smallest and largest window side in pixels (``max_size`` None: the image).
     threshold : float
@@ -241,7 +243,8 @@ def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParam
     ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
     exported cascade finds the same boxes: the scale as a float32, level sizes and boxes
     rounded from it, ``INTER_LINEAR_EXACT`` resizing, no window on a level's last row or
-    column."""
+    column, and (the scanner's part, :func:`scanner_for`) no window of a standard
+    deviation of at most 10 grey levels."""
     height, width = grey.shape
     win_w, win_h = scanner.window
     like_opencv = int(params.step == "auto")   # 1: one row and column fewer
@@ -351,7 +354,8 @@ def scanner_for(model, params: DetectionParams, pruning: bool = True,
     """
     coarse = min(params.threshold - REFINE_MARGIN, params.scan_threshold)
     return LevelScanner(model, params.scan_threshold, pruning=pruning, coarse_threshold=coarse,
-                        parallel_min_windows=parallel_min_windows)
+                        parallel_min_windows=parallel_min_windows,
+                        like_opencv=params.step == "auto")
 
 
 def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,

@@ -137,8 +137,12 @@ class LevelScanner:
 
     def __init__(self, model, threshold: float = 0.0, early_rejection: bool = True,
                  pruning: bool = True, coarse_threshold: float | None = None,
-                 parallel_min_windows: int | None = None):
+                 parallel_min_windows: int | None = None, like_opencv: bool = False):
         self.model = model
+        # A scan that stands in for OpenCV's (step "auto") leaves out the windows OpenCV's
+        # CascadeClassifier never scores: flat ones (a standard deviation of at most 10
+        # grey levels) and, along a row, the one after a first-stage rejection.
+        self.like_opencv = bool(like_opencv)
         # Calls of fewer windows run on the calling thread (default PARALLEL_MIN_WINDOWS);
         # 0 for a batch job that has the machine to itself, as training's scans do.
         self.parallel_min_windows = (PARALLEL_MIN_WINDOWS if parallel_min_windows is None
@@ -208,7 +212,8 @@ class LevelScanner:
         return stumps
 
     def _kernel_window(self):
-        return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize))
+        return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize),
+                self.like_opencv and bool(self.model.normalize))
 
     def _parallel(self, windows: int, serial: bool) -> bool:
         return not serial and windows >= self.parallel_min_windows
