@@ -46,9 +46,37 @@ def opencv_threshold(threshold: float) -> np.float32:
     return t32
 
 
+# OpenCV lowers every stage threshold it reads by this (cascadedetect.cpp,
+# ``CascadeClassifierImpl::Data::read``: ``(float)stageThreshold - THRESHOLD_EPS``).
+OPENCV_THRESHOLD_EPS = np.float32(1e-5)
+
+
+def opencv_stage_threshold(threshold: float) -> np.float32:
+    """The float32 to write so that OpenCV, once it has taken ``OPENCV_THRESHOLD_EPS``
+    off, accepts a stage sum ``s >= t'`` exactly when ``s > threshold`` (``t'`` the
+    float32 just above ``threshold``).
+
+    Examples
+    --------
+    >>> written = opencv_stage_threshold(2.0)
+    >>> float(np.float32(written - OPENCV_THRESHOLD_EPS)) > 2.0
+    True
+    >>> float(np.float32(np.nextafter(written, np.float32(-1)) - OPENCV_THRESHOLD_EPS)) > 2.0
+    False
+    """
+    target = np.nextafter(np.float32(threshold), np.float32(np.inf))
+    written = np.float32(target + OPENCV_THRESHOLD_EPS)
+    down, up = np.float32(-np.inf), np.float32(np.inf)
+    while np.float32(written - OPENCV_THRESHOLD_EPS) < target:
+        written = np.nextafter(written, up)
+    while np.float32(np.nextafter(written, down) - OPENCV_THRESHOLD_EPS) >= target:
+        written = np.nextafter(written, down)
+    return written
+
+
 def _stage_xml(model, start: int, stop: int, threshold: float) -> str:
     """One ``<stages>`` entry: stumps ``start..stop-1``, accepting a sum above
-    ``threshold`` (written as the float32 just above it: OpenCV accepts ``sum >= t``)."""
+    ``threshold`` (:func:`opencv_stage_threshold`: OpenCV accepts ``sum >= t``)."""
     nodes = []
     for t in range(start, stop):
         polarity, alpha = float(model.polarities[t]), float(model.alphas[t])
@@ -56,7 +84,7 @@ def _stage_xml(model, start: int, stop: int, threshold: float) -> str:
         nodes.append(f"        <_>\n          <internalNodes>\n            0 -1 {t} "
                      f"{repr(float(opencv_threshold(model.thresholds[t])))}</internalNodes>\n"
                      f"          <leafValues>\n            {left!r} {right!r}</leafValues></_>")
-    stage = float(np.nextafter(np.float32(threshold), np.float32(np.inf)))
+    stage = float(opencv_stage_threshold(threshold))
     return (f"    <_>\n      <maxWeakCount>{stop - start}</maxWeakCount>\n"
             f"      <stageThreshold>{stage!r}</stageThreshold>\n      <weakClassifiers>\n"
             f"{chr(10).join(nodes)}</weakClassifiers></_>")
