@@ -90,13 +90,15 @@ def test_scanner_keeps_exactly_the_windows_the_cascade_accepts(cascade, photo):
         np.testing.assert_array_equal(scores, decision[ys, xs])
 
 
-def opencv_row_loop(cascade, level, step: int) -> np.ndarray:
+def opencv_row_loop(model, level, step: int, threshold: float,
+                    step_over: bool = True) -> np.ndarray:
     """The windows OpenCV's ``detectMultiScale`` keeps on one level, as a plain Python
     transcription of its loop (``CascadeClassifierInvoker``, ``HaarEvaluator::setWindow``):
     a window of a standard deviation of at most 10 grey levels is skipped (result -1),
-    and a window the first stage rejects (result 0) makes the loop step over the next.
-    Each window's stage sums are the model's own (numpy); returns ``(y, x)`` of the
-    windows whose last stage passes."""
+    and a window the first stage rejects (result 0) makes the loop step over the next
+    (unless ``step_over`` is False). A model without stages is one stage at
+    ``threshold``. Each window's sums are the model's own (numpy); returns ``(y, x)`` of
+    the windows whose last stage passes."""
     height, width = level.shape
     rows, cols = height - 19, width - 19           # OpenCV: no window on the last row or column
     windows = np.lib.stride_tricks.sliding_window_view(level, (19, 19))[:rows, :cols]
@@ -107,8 +109,9 @@ def opencv_row_loop(cascade, level, step: int) -> np.ndarray:
                             - inner.sum(axis=(1, 2)) ** 2, 0))
     with np.errstate(divide="ignore"):
         flat = (nf <= 0) | (area * (1 / nf).astype(np.float32).astype(np.float64) >= 0.1)
-    first_rejects = cascade.stage_sums(windows, 0) < cascade.stages[0][1]
-    passes = cascade.decision_function(windows) > cascade.threshold
+    passes = model.decision_function(windows) > threshold
+    first_rejects = (model.stage_sums(windows, 0) < model.stages[0][1] if model.stages
+                     else ~passes)
     kept = []
     for y in range(0, rows, step):
         x = 0
@@ -116,27 +119,36 @@ def opencv_row_loop(cascade, level, step: int) -> np.ndarray:
             k = y * cols + x
             if not flat[k]:
                 if first_rejects[k]:
-                    x += step                      # result 0: step over the next window
+                    x += step if step_over else 0  # result 0: step over the next window
                 elif passes[k]:
                     kept.append((y, x))
             x += step
     return np.array(kept).reshape(-1, 2)
 
 
-def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, photo):
-    # A dark flat patch (standard deviation under 10) beside the photograph's detail.
-    level = np.ascontiguousarray(photo[100:220, 120:300]).copy()
-    level[:, :60] = np.clip(level[:, :60] // 16 + 40, 0, 255)
+@pytest.mark.parametrize("stages", ["cascade", "one stage"])
+@pytest.mark.parametrize("contrast", ["photograph", "faint"])
+def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, photo, stages,
+                                                                 contrast):
+    model = cascade if stages == "cascade" else HaarDetectorModel.load(shipped_model_path())
+    threshold = cascade.threshold if stages == "cascade" else -5.0
+    level = np.ascontiguousarray(photo[100:220, 120:300]).astype(np.float64)
+    if contrast == "faint":   # the same picture at a fifth of its contrast: sd mostly < 10
+        level = level.mean() + (level - level.mean()) / 5
+    level = np.rint(level).astype(np.uint8)
     for step in (1, 2):
-        scanner = LevelScanner(cascade, cascade.threshold, like_opencv=True)
+        scanner = LevelScanner(model, threshold, pruning=False, like_opencv=True)
         xs, ys, _ = scanner.scan(level, step=step)
         inside = (xs < level.shape[1] - 19) & (ys < level.shape[0] - 19)
         ours = sorted(zip(ys[inside].tolist(), xs[inside].tolist()))
-        expected = opencv_row_loop(cascade, level, step)
-        assert len(expected) > 0
+        expected = opencv_row_loop(model, level, step, threshold)
         assert ours == sorted(map(tuple, expected.tolist()))
-        every = LevelScanner(cascade, cascade.threshold).scan(level, step=step)
-        assert len(every[0]) > len(xs)             # the rules leave windows out
+        every = LevelScanner(model, threshold, pruning=False).scan(level, step=step)
+        if contrast == "photograph":   # the step-over leaves windows out
+            no_step_over = opencv_row_loop(model, level, step, threshold, step_over=False)
+            assert len(no_step_over) > len(expected) > 0
+        else:                          # the flat rule leaves out most of what scores
+            assert len(every[0]) > 0 and len(expected) < len(every[0]), (len(every[0]), len(expected))
 
 
 def window_agreement(model, cbcl, tmp_path, seed: int) -> float:

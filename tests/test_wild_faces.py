@@ -2,6 +2,7 @@
 faces in train-detector and evaluate-detector."""
 
 import json
+from dataclasses import replace
 import os
 import re
 import subprocess
@@ -413,3 +414,7 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
                            progress=False).model
     assert calls == [(50, 0.0, 0)]                   # no wild faces: nothing grained
     assert alone.document["training"]["config"]["grain"] == 0.0
+    unmined = train_detector(replace(config, bootstrap_rounds=0), data,
+                             faces=load_wild_faces(folder), progress=False).model
+    assert unmined.document["training"]["config"]["grain"] == 0.0   # no negatives to grain
+    assert "grain" not in unmined.document["training"]["wild_faces"]

@@ -43,8 +43,10 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
                         help=f"pyramid step (default: the model's, else "
                              f"{DEFAULTS.scale_factor})")
     parser.add_argument("--step", type=_parse_step,
-                        help="window stride in pixels of each level; 'auto' for OpenCV's "
-                             "rule (2 up to twice the window size, then 1); 'refine' for 2, "
+                        help="window stride in pixels of each level; 'auto' to scan as "
+                             "OpenCV does (stride 2 up to twice the window size, then 1; "
+                             "no flat window; not the window after a first-stage "
+                             "rejection); 'refine' for 2, "
                              "then 1 around every window near the threshold (default: the "
                              f"model's, else {DEFAULTS.step})")
     parser.add_argument("--min-size", type=int,

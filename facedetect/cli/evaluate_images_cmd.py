@@ -129,10 +129,13 @@ def run(args: argparse.Namespace) -> int:
         # Curves reach below the score of every training face, where learnt rejection
         # would cut windows: they use the exact scan. And which windows a refined scan
         # visits depends on its threshold, which a curve sweeps: it scans the step-1 grid.
+        # With step auto, a one-stage model's step-over after a rejection (OpenCV's row
+        # loop) is set at the lowest threshold: a point above it may keep a few windows
+        # OpenCV at that threshold steps over. A cascade's first stage does not move.
         if params.step == "refine":
             params.step = 1
         scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False,
-                               like_opencv=params.step == "auto")
+                               like_opencv=params.step == "auto", decision_threshold=low)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = box_mapping(model)   # the model's own: a --positives cascade's is 1, 0

@@ -92,7 +92,7 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                        help="Gaussian grain on the windows of the faces from the wild and "
                             "on the mined negatives alike, each its own sd up to SD grey "
                             f"levels, 0..100 (default {RECIPE.grain:g}; none without the "
-                            "faces)")
+                            "faces or without mining)")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:

@@ -87,16 +87,18 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
 
     ``spacing``: the distance between consecutive ``bases`` when they are evenly spaced
     (a row of windows), 0 for an arbitrary list. ``image = (ii, sq, stride)``, ``window =
-    (width, height, normalize, like_opencv)``, ``stumps =
+    (width, height, normalize, like_opencv)`` (the windows to score: see below), ``stumps =
     (offsets, weights, counts, thresholds, polarities, alphas, carry)`` and ``cut =
     (reject_at, threshold)``: the score levels below which a window leaves after each
-    stump, and the final one. ``carry`` is 0 after a cascade stage's last stump (the next
+    stump, the final one, and the score a one-stage model's window must exceed to pass
+    its only stage (the decision threshold; only for ``like_opencv``). ``carry`` is 0 after a cascade stage's last stump (the next
     stage's sum starts from zero) and 1 elsewhere.
 
-    With ``like_opencv`` (a cascade scanned as OpenCV does), a window OpenCV's evaluator
-    skips (:func:`_window_scales`) is not scored, and in a row (``spacing`` > 0) neither
-    is the window after one the first stage rejects: OpenCV's ``detectMultiScale`` steps
-    over it (``if( result == 0 ) x += yStep``).
+    With ``like_opencv`` (a model scanned as OpenCV scans its export), a window OpenCV's
+    evaluator skips (:func:`_window_scales`) is not scored, and in a row (``spacing`` >
+    0) neither is the window after one the first stage rejects: OpenCV's
+    ``detectMultiScale`` steps over it (``if( result == 0 ) x += yStep``). A window
+    that learnt rejection stops inside the first stage counts as rejected by it.
 
     Stump by stump over the windows still alive, rather than window by window: the
     stump's offsets, weights and threshold stay in registers, neighbouring windows share
@@ -106,13 +108,13 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
     """
     ii = image[0]
     offsets, weights, counts, thresholds, polarities, alphas, carry = stumps
-    reject_at, threshold = cut
+    reject_at, threshold, one_stage_threshold = cut
     n = bases.size
     scales = np.empty(n, np.float32)
     _window_scales(image, bases, window, scales)
-    like_opencv = window[3]
-    first_stage_end = _first_stage_end(carry)
-    passed_first = np.zeros(n, np.bool_)
+    like_opencv = window[3] and spacing > 0
+    first_stage_end = _first_stage_end(carry) if like_opencv else -1
+    passed_first = np.zeros(n if like_opencv else 0, np.bool_)
     running = np.zeros(n)
     raw = np.empty(n, np.float32)
     alive = np.arange(n)
@@ -170,9 +172,10 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
         j = alive[k]
         if running[j] > threshold:
             out[j] = running[j]
-    if like_opencv and spacing > 0:
-        if first_stage_end == alphas.size - 1:   # one stage: it passes where it scores
-            passed_first[:] = out > -np.inf
+    if like_opencv:
+        if first_stage_end == alphas.size - 1:   # one stage: passed above the decision
+            for k in range(n_alive):
+                passed_first[alive[k]] = running[alive[k]] > one_stage_threshold
         _skip_after_first_stage_rejections(scales, passed_first, out)
 
 
@@ -187,6 +190,7 @@ def _first_stage_end(carry):
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
 def _mark_alive(alive, n_alive, marks):
+    """marks[j] = True for the first ``n_alive`` windows ``j`` of ``alive``."""
     for k in range(n_alive):
         marks[alive[k]] = True
 

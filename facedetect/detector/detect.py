@@ -40,9 +40,9 @@ class DetectionParams:
         Pyramid step, in [1.001, 10].
     step : int, "auto" or "refine"
         Window stride in pixels; ``"auto"`` is OpenCV's rule (2 up to twice the window,
-        then 1) with the rest of its scan (levels, and no window of a standard deviation
-        of at most 10 grey levels); ``"refine"`` scans at 2, then at 1 around windows
-        near the threshold.
+        then 1) with the rest of its scan (its levels; no window of a standard deviation
+        of at most 10 grey levels; along a row, not the window after one the first stage
+        rejects); ``"refine"`` scans at 2, then at 1 around windows near the threshold.
     min_size, max_size : int
         Smallest and largest window side in pixels (``max_size`` None: the image).
     threshold : float
@@ -244,7 +244,8 @@ def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParam
     exported cascade finds the same boxes: the scale as a float32, level sizes and boxes
     rounded from it, ``INTER_LINEAR_EXACT`` resizing, no window on a level's last row or
     column, and (the scanner's part, :func:`scanner_for`) no window of a standard
-    deviation of at most 10 grey levels."""
+    deviation of at most 10 grey levels nor, along a row, the one after a window the
+    first stage rejects."""
     height, width = grey.shape
     win_w, win_h = scanner.window
     like_opencv = int(params.step == "auto")   # 1: one row and column fewer
@@ -355,7 +356,8 @@ def scanner_for(model, params: DetectionParams, pruning: bool = True,
     coarse = min(params.threshold - REFINE_MARGIN, params.scan_threshold)
     return LevelScanner(model, params.scan_threshold, pruning=pruning, coarse_threshold=coarse,
                         parallel_min_windows=parallel_min_windows,
-                        like_opencv=params.step == "auto")
+                        like_opencv=params.step == "auto",
+                        decision_threshold=params.threshold)
 
 
 def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,

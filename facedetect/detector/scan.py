@@ -137,12 +137,17 @@ class LevelScanner:
 
     def __init__(self, model, threshold: float = 0.0, early_rejection: bool = True,
                  pruning: bool = True, coarse_threshold: float | None = None,
-                 parallel_min_windows: int | None = None, like_opencv: bool = False):
+                 parallel_min_windows: int | None = None, like_opencv: bool = False,
+                 decision_threshold: float | None = None):
         self.model = model
         # A scan that stands in for OpenCV's (step "auto") leaves out the windows OpenCV's
         # CascadeClassifier never scores: flat ones (a standard deviation of at most 10
         # grey levels) and, along a row, the one after a first-stage rejection.
         self.like_opencv = bool(like_opencv)
+        # Which windows a one-stage model's only stage rejects (for the row's step-over)
+        # depends on the decision threshold, which may lie above the scan threshold.
+        self.decision_threshold = (float(threshold) if decision_threshold is None
+                                   else max(float(decision_threshold), float(threshold)))
         # Calls of fewer windows run on the calling thread (default PARALLEL_MIN_WINDOWS);
         # 0 for a batch job that has the machine to itself, as training's scans do.
         self.parallel_min_windows = (PARALLEL_MIN_WINDOWS if parallel_min_windows is None
@@ -222,7 +227,7 @@ class LevelScanner:
         scores = np.empty((rows, cols))
         kernel = _scan_rows if self._parallel(rows * cols, serial) else _scan_rows_serial
         kernel(image, (rows, cols, step), self._kernel_window(), self._stumps(image[2]),
-               (reject_at, float(threshold)), scores)
+               (reject_at, float(threshold), self.decision_threshold), scores)
         return scores
 
     def _scan_refined(self, level, row_start, row_stop, serial=False):
@@ -254,7 +259,7 @@ class LevelScanner:
         kernel = (_score_windows if self._parallel(fine.size, serial)
                   else _score_windows_serial)
         kernel(image, fy * stride + fx, self._kernel_window(), self._stumps(stride),
-               (self.reject_at, self.threshold), fine_scores)
+               (self.reject_at, self.threshold, self.decision_threshold), fine_scores)
         coarse_y, coarse_x = first + 2 * ci, 2 * cj
         coarse_scores = coarse[ci, cj]
         keep_coarse = (coarse_scores > self.threshold) & (coarse_y >= row_start) \

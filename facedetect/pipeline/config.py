@@ -77,7 +77,7 @@ class TrainConfig:
     jitter: int = 3
     # Gaussian grain on the windows of the faces from the wild and on the mined negatives
     # alike, each window its own sd up to this many grey levels; 0: none. Measured on
-    # grainy held-out crops (docs/detector-training.md); not used without wild faces.
+    # grainy held-out crops (docs/detector-training.md); not used without wild faces or mining.
     grain: float = 10.0
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the

@@ -125,9 +125,9 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     warn = options.warn or (lambda line: print(line, file=sys.stderr))
     negatives = _negatives(negatives, config, warn)
     faces = _faces(faces, warn)
-    if faces is None and config.grain:
-        # Grain goes on the wild faces and the negatives together; on the negatives alone
-        # it would teach that grain is a non-face.
+    if config.grain and (faces is None or not config.bootstrap_rounds):
+        # Grain goes on the wild faces and the mined negatives together: on one side
+        # alone it would teach that grain tells faces from non-faces.
         config = replace(config, grain=0.0)
     if config.bootstrap_rounds and negatives is None:
         raise FacedetectError("bootstrapping needs negative pictures")
