@@ -418,3 +418,49 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
                              faces=load_wild_faces(folder), progress=False).model
     assert unmined.document["training"]["config"]["grain"] == 0.0   # no negatives to grain
     assert "grain" not in unmined.document["training"]["wild_faces"]
+
+
+def test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model(
+        small_cbcl, cbcl_faces_folder, tmp_path, monkeypatch):
+    import facedetect.pipeline.bootstrap as bootstrap
+    from facedetect.pipeline.bootstrap import NegativeSet
+
+    from .test_detector_training import _write_pictures
+    folder, _ = cbcl_faces_folder
+    data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)
+    negatives = NegativeSet.find(_write_pictures(tmp_path / "neg", 80, size=(70, 70)))
+    config = plain_config((1, 5), 5, bootstrap_rounds=2, bootstrap_limit=120, grain=10.0)
+    original, calls = bootstrap.positive_windows, {"n": 0, "stop": None}
+
+    def interrupted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == calls["stop"]:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+    monkeypatch.setattr(bootstrap, "positive_windows", interrupted)
+    whole = train_detector(config, data, faces=faces, out=tmp_path / "whole.json",
+                           progress=False, negatives=negatives).model
+    assert whole.document["training"]["config"]["grain"] == 10.0
+    assert len(whole.document["training"]["bootstrap"]["stages"]) == 2
+    # the last mining stage, a few pictures before its end
+    calls.update(n=0, stop=calls["n"] - 3)
+    out = tmp_path / "resumed.json"
+    with pytest.raises(FacedetectError, match="interrupted while mining"):
+        train_detector(config, data, faces=faces, out=out, progress=False,
+                       negatives=negatives)
+    assert json.loads((tmp_path / "resumed.json.checkpoint.json").read_text())["stage"] == 1
+    monkeypatch.setattr(bootstrap, "positive_windows", original)
+    resumed = train_detector(config, data, faces=faces, out=out, resume=True,
+                             progress=False, negatives=negatives).model
+    for key in ("thresholds", "polarities", "alphas"):
+        assert getattr(resumed, key).tobytes() == getattr(whole, key).tobytes()
+    # the grain is part of what the checkpoint checks
+    monkeypatch.setattr(bootstrap, "positive_windows", interrupted)
+    calls["n"] = 0
+    with pytest.raises(FacedetectError, match="interrupted while mining"):
+        train_detector(config, data, faces=faces, out=out, progress=False,
+                       negatives=negatives)
+    monkeypatch.setattr(bootstrap, "positive_windows", original)
+    with pytest.raises(FacedetectError, match=r"different settings \(grain"):
+        train_detector(replace(config, grain=5.0), data, faces=faces, out=out, resume=True,
+                       progress=False, negatives=negatives)
