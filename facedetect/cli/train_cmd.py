@@ -22,9 +22,9 @@ from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
 from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
 from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
-from .common import (bounded_float, bounded_int, check_not_run_file, check_writable, created_folder,
-                     describe_operating_point, finite_float, parse_cost, probability,
-                     scheduler, standalone_main, unit_fraction)
+from .common import (bounded_float, bounded_int, check_not_run_file, check_writable,
+                     created_folder, describe_operating_point, finite_float, parse_cost,
+                     probability, scheduler, standalone_main, unit_fraction)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The recipe (train-detector with no flags) is TrainConfig's defaults; the measurements

@@ -91,8 +91,9 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
     (offsets, weights, counts, thresholds, polarities, alphas, carry)`` and ``cut =
     (reject_at, threshold)``: the score levels below which a window leaves after each
     stump, the final one, and the score a one-stage model's window must exceed to pass
-    its only stage (the decision threshold; only for ``like_opencv``). ``carry`` is 0 after a cascade stage's last stump (the next
-    stage's sum starts from zero) and 1 elsewhere.
+    its only stage (the decision threshold; only for ``like_opencv``). ``carry`` is 0
+    after a cascade stage's last stump (the next stage's sum starts from zero) and 1
+    elsewhere.
 
     With ``like_opencv`` (a model scanned as OpenCV scans its export), a window OpenCV's
     evaluator skips (:func:`_window_scales`) is not scored, and in a row (``spacing`` >
