@@ -113,17 +113,19 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
     n = bases.size
     scales = np.empty(n, np.float32)
     _window_scales(image, bases, window, scales)
-    like_opencv = window[3] and spacing > 0
-    first_stage_end = _first_stage_end(carry) if like_opencv else -1
-    passed_first = np.zeros(n if like_opencv else 0, np.bool_)
+    step_over = window[3] and spacing > 0   # OpenCV's row loop (below)
+    first_stage_end = _first_stage_end(carry) if step_over else -1
+    passed_first = np.zeros(n if step_over else 0, np.bool_)
     running = np.zeros(n)
     raw = np.empty(n, np.float32)
     alive = np.arange(n)
-    n_alive = 0
-    for j in range(n):   # a window whose scale is 0 is skipped (see _window_scales)
-        if scales[j] > 0:
-            alive[n_alive] = j
-            n_alive += 1
+    n_alive = n
+    if window[3]:   # like OpenCV: a window whose scale is 0 is skipped (_window_scales)
+        n_alive = 0
+        for j in range(n):
+            if scales[j] > 0:
+                alive[n_alive] = j
+                n_alive += 1
     t = 0
     # While every window is alive (the first few stumps: no face is rejected there),
     # rectangle by rectangle over all windows, loops the compiler vectorises.
@@ -173,7 +175,7 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
         j = alive[k]
         if running[j] > threshold:
             out[j] = running[j]
-    if like_opencv:
+    if step_over:
         if first_stage_end == alphas.size - 1:   # one stage: passed above the decision
             for k in range(n_alive):
                 passed_first[alive[k]] = running[alive[k]] > one_stage_threshold
