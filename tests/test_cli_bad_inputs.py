@@ -88,6 +88,8 @@ CASES = {
     "3 huge jitter": ["train", "--cost", "1,10", "--jitter", "100000"],
     "3 nan grain": ["train", "--cost", "1,10", "--grain", "nan"],
     "3 negative grain": ["train", "--cost", "1,10", "--grain", "-1"],
+    "3 posterize over 1": ["train", "--cost", "1,10", "--posterize", "1.5"],
+    "3 nan posterize": ["train", "--cost", "1,10", "--posterize", "nan"],
     "3 absurd memory": ["train", "--cost", "1,10", "--memory", "1e308"],
     "4 features as a list": ["detect", "a.png", "--model", "features_as_list.json"],
     "4 infinity in a model": ["detect", "a.png", "--model", "inf_model.json"],

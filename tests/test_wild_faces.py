@@ -118,7 +118,10 @@ def test_grain_is_gaussian_with_each_windows_own_sd_and_only_on_training_windows
 
 
 def test_mined_negatives_get_the_faces_grain_seeded_by_stage():
-    from facedetect.pipeline.augment import grained, grained_negatives
+    from facedetect.pipeline.augment import degraded_negatives, grained
+
+    def grained_negatives(windows, sd, seed, stage):
+        return degraded_negatives(windows, sd, 0.0, seed, stage)
     flat = np.full((400, 19, 19), 128, np.uint8)
     first = grained_negatives(flat, 20.0, seed=0, stage=0)
     assert np.array_equal(first, grained_negatives(flat, 20.0, seed=0, stage=0))
@@ -129,6 +132,48 @@ def test_mined_negatives_get_the_faces_grain_seeded_by_stage():
     faces_sd = grained(flat, 20.0, np.random.default_rng(5)).reshape(400, -1).std(axis=1)
     negatives_sd = first.reshape(400, -1).std(axis=1)
     assert abs(np.sort(faces_sd) - np.sort(negatives_sd)).max() < 2.5
+
+
+def test_posterised_windows_keep_a_few_levels_in_order_and_only_their_share():
+    from facedetect.pipeline.augment import POSTERIZE_LEVELS, posterize_window, posterized
+    windows = np.random.default_rng(1).integers(0, 256, (2000, 19, 19), dtype=np.uint8)
+    out = posterized(windows, 0.25, np.random.default_rng(0))
+    changed = (out != windows).reshape(2000, -1).any(axis=1)
+    assert 0.22 < changed.mean() < 0.28                       # about its fraction
+    for before, after in zip(windows[changed], out[changed]):
+        levels = np.unique(after)
+        assert len(levels) <= POSTERIZE_LEVELS[1] + 1   # a bin cut at each end by the offset
+        # one bin of at most 128 grey levels: the middle is within 64 of every pixel in it
+        assert np.abs(after.astype(int) - before).max() <= 64
+        order = np.argsort(before, axis=None, kind="stable")
+        assert (np.diff(after.ravel()[order].astype(int)) >= 0).all()   # monotone
+    # hand-computed: 2 levels split at 128 into the bins' middles 64 and 192; moved by
+    # half a bin (64), the cuts fall at 64 and 192 and the middles at 0 (clipped), 128, 255
+    ramp = np.array([0, 63, 64, 127, 128, 191, 192, 255], np.uint8)
+    assert posterize_window(ramp, 2, 0.0).tolist() == [64, 64, 64, 64, 192, 192, 192, 192]
+    assert posterize_window(ramp, 2, 0.5).tolist() == [0, 0, 128, 128, 128, 128, 255, 255]
+    assert np.array_equal(posterized(windows, 0.0, np.random.default_rng(0)), windows)
+
+
+def test_degraded_windows_without_levels_are_the_grain_alone_and_streams_stay_apart():
+    from facedetect.pipeline.augment import (GRAIN_STREAM, degraded, degraded_negatives,
+                                             grained)
+    flat = np.full((300, 19, 19), 100, np.uint8)
+    # no posterising: the very grain the shipped recipe drew (a model retrained with
+    # --posterize 0 is the same file)
+    assert np.array_equal(degraded(flat, 10.0, 0.0, 7, GRAIN_STREAM),
+                          grained(flat, 10.0, np.random.default_rng([7, GRAIN_STREAM])))
+    both = degraded(flat, 10.0, 0.5, 7, GRAIN_STREAM)
+    assert np.array_equal(both, degraded(flat, 10.0, 0.5, 7, GRAIN_STREAM))   # seeded
+    few = np.array([len(np.unique(w)) for w in both])
+    assert 0.4 < (few <= 9).mean() < 0.6
+    negatives = degraded_negatives(flat, 10.0, 0.5, 7, stage=0)
+    assert not np.array_equal(negatives, both)
+    assert not np.array_equal(negatives, degraded_negatives(flat, 10.0, 0.5, 7, stage=1))
+    from facedetect.pipeline.config import check_config
+    for bad in (-0.1, 1.5, float("nan"), True):
+        with pytest.raises(FacedetectError, match="posterize must be"):
+            check_config(TrainConfig(posterize=bad))
 
 
 def write_faces(folder, rows, size=50, header=HEADER):
@@ -367,12 +412,14 @@ def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbc
     rules = CascadeConfig(stages=2, min_hit_rate=0.9, max_false_alarm_rate=0.5,
                           max_stumps_per_stage=10, negatives_per_stage=100,
                           positives_per_stage=100)
-    model = train_cascade(config, rules, data, faces=faces, progress=False,
+    model = train_cascade(replace(config, posterize=0.3), rules, data, faces=faces,
+                          progress=False,
                           negatives=NegativeSet(images, [], "skimage", "skimage")).model
     assert model.document["training"]["wild_faces"]["train_faces"] == record["train_faces"]
     assert model.document["training"]["config"]["faces_sha256"] == faces.fingerprint
     # the recipe grains one-stage training only; the cascade's record says none
     assert config.grain > 0 and model.document["training"]["config"]["grain"] == 0.0
+    assert model.document["training"]["config"]["posterize"] == 0.0
     assert "grain" not in model.document["training"]["wild_faces"]
 
 
@@ -393,31 +440,35 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
     import facedetect.pipeline.train as train_module
     calls = []
 
-    def spy(windows, max_sd, seed, stage):
-        calls.append((len(windows), max_sd, stage))
+    def spy(windows, max_sd, posterize, seed, stage):
+        calls.append((len(windows), max_sd, posterize, stage))
         return windows
 
-    monkeypatch.setattr(train_module, "grained_negatives", spy)
+    monkeypatch.setattr(train_module, "degraded_negatives", spy)
     folder, _ = cbcl_faces_folder
     picture = np.random.default_rng(0).integers(0, 256, (60, 60), dtype=np.uint8)
     config = TrainConfig(cost=(1, 10), rounds=4, stage_rounds=2, bootstrap_rounds=1,
-                         jitter=0, mirror=False, grain=10.0, bootstrap_threshold=-1e5,
+                         jitter=0, mirror=False, grain=10.0, posterize=0.25,
+                         bootstrap_threshold=-1e5,
                          bootstrap_limit=50)
     data = load_cbcl(small_cbcl)
     with_faces = train_detector(config, data, faces=load_wild_faces(folder),
                                 negatives=[picture], progress=False).model
-    assert calls == [(50, 10.0, 0)]                  # stage 1's mined windows, grain 10
+    assert calls == [(50, 10.0, 0.25, 0)]     # stage 1's mined windows, grain 10, levels
     assert with_faces.document["training"]["config"]["grain"] == 10.0
     assert with_faces.document["training"]["wild_faces"]["grain"] == 10.0
+    assert with_faces.document["training"]["wild_faces"]["posterize"] == 0.25
     calls.clear()
     alone = train_detector(config, data, faces=None, negatives=[picture],
                            progress=False).model
-    assert calls == [(50, 0.0, 0)]                   # no wild faces: nothing grained
+    assert calls == [(50, 0.0, 0.0, 0)]              # no wild faces: nothing grained
     assert alone.document["training"]["config"]["grain"] == 0.0
+    assert alone.document["training"]["config"]["posterize"] == 0.0
     unmined = train_detector(replace(config, bootstrap_rounds=0), data,
                              faces=load_wild_faces(folder), progress=False).model
     assert unmined.document["training"]["config"]["grain"] == 0.0   # no negatives to grain
     assert "grain" not in unmined.document["training"]["wild_faces"]
+    assert "posterize" not in unmined.document["training"]["wild_faces"]
 
 
 def test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model(

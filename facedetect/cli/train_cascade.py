@@ -78,6 +78,7 @@ ONE_STAGE_FLAGS = {
     "--exact": ("exact", "stages train on compact features"),
     "--max-features": ("max_features", "every stage searches all features"),
     "--grain": ("grain", "a cascade's faces are not grained"),
+    "--posterize": ("posterize", "a cascade's faces are not posterised"),
     "--prior": ("prior", "a cascade has no window operating point"),
     "--calibration-split": ("calibration_split", "a cascade has no window operating "
                                                       "point"),

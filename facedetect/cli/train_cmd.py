@@ -93,6 +93,12 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                             "on the mined negatives alike, each its own sd up to SD grey "
                             f"levels, 0..100 (default {RECIPE.grain:g}; none without the "
                             "faces or without mining)")
+    group.add_argument("--posterize", type=bounded_float(0, 1), default=RECIPE.posterize,
+                       metavar="FRACTION",
+                       help="posterise this fraction of the windows of the faces from the "
+                            "wild and of the mined negatives alike to 4..8 grey levels, "
+                            f"0..1 (default {RECIPE.posterize:g}; none without the faces "
+                            "or without mining)")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:

@@ -194,9 +194,9 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     """
     options = options or RunOptions()
     check_config(config)
-    # A cascade's faces are not grained, so its record says none whatever the one-stage
-    # recipe's default is.
-    config = replace(config, grain=0.0)
+    # A cascade's faces are not grained nor posterised, so its record says none whatever
+    # the one-stage recipe's default is.
+    config = replace(config, grain=0.0, posterize=0.0)
     cascade.check()
     options.check()
     if negatives is None or not negatives.mining:

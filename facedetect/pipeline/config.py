@@ -79,6 +79,10 @@ class TrainConfig:
     # alike, each window its own sd up to this many grey levels; 0: none. Measured on
     # grainy held-out crops (docs/detector-training.md); not used without wild faces or mining.
     grain: float = 10.0
+    # The fraction of those same windows (wild faces, mined negatives) posterised to 4..8
+    # grey levels (pipeline/augment.py); 0: none. Measured on posterised held-out crops:
+    # each share tried cost more clean recall than the recipe's bar allowed, so it is off.
+    posterize: float = 0.0
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the
     # threshold goes where the calibrated probability crosses the Bayes cut for the cost
@@ -219,6 +223,10 @@ def check_config(config: TrainConfig) -> None:
             and 0 <= config.grain <= 100):
         raise FacedetectError(f"grain must be a number of grey levels in [0, 100], got "
                               f"{config.grain!r}")
+    if not (isinstance(config.posterize, (float, int))
+            and not isinstance(config.posterize, bool) and 0 <= config.posterize <= 1):
+        raise FacedetectError(f"posterize must be a fraction in [0, 1], got "
+                              f"{config.posterize!r}")
     if config.max_features is not None and not (
             isinstance(config.max_features, (float, int)) and not isinstance(
                 config.max_features, bool) and 0 < config.max_features <= 1):

@@ -21,7 +21,7 @@ from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..haar import haar_feature_pool
 from ..training.boosting import TrainingState
-from .augment import grained_negatives
+from .augment import degraded_negatives
 from .assemble import Split, assemble_model, with_image_point
 from .bootstrap import NegativeSet
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
@@ -125,10 +125,10 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     warn = options.warn or (lambda line: print(line, file=sys.stderr))
     negatives = _negatives(negatives, config, warn)
     faces = _faces(faces, warn)
-    if config.grain and (faces is None or not config.bootstrap_rounds):
-        # Grain goes on the wild faces and the mined negatives together: on one side
-        # alone it would teach that grain tells faces from non-faces.
-        config = replace(config, grain=0.0)
+    if (config.grain or config.posterize) and (faces is None or not config.bootstrap_rounds):
+        # Grain and levels go on the wild faces and the mined negatives together: on one
+        # side alone they would teach that grain tells faces from non-faces.
+        config = replace(config, grain=0.0, posterize=0.0)
     if config.bootstrap_rounds and negatives is None:
         raise FacedetectError("bootstrapping needs negative pictures")
     train, held = split_indices(cbcl.labels, config)
@@ -145,7 +145,7 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     if faces is not None:
         window = (cbcl.images.shape[2], cbcl.images.shape[1])
         wild = split_wild_faces(faces, window, config.mirror, config.jitter, config.seed,
-                                config.grain)
+                                config.grain, config.posterize)
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
@@ -219,9 +219,9 @@ def _boost_and_mine(run: Run, base, state: RunState):
             estimator = estimator_from_state(run.config, state.boosting, y, len(run.pool))
         if state.stage == run.config.bootstrap_rounds:
             return estimator, state, y
-        found = grained_negatives(mine_stage(run, estimator, base_images[base_labels == 1],
-                                             state), run.config.grain, run.config.seed,
-                                  state.stage)
+        found = degraded_negatives(mine_stage(run, estimator, base_images[base_labels == 1],
+                                              state), run.config.grain,
+                                   run.config.posterize, run.config.seed, state.stage)
         run.stages.append({"stage": state.stage + 1, "hard_negatives_added": int(len(found))})
         if run.progress:
             run.log(f"{run.stage_name(state.stage)}: {len(found)} hard negatives mined")

@@ -28,10 +28,10 @@ class _WildSplit(NamedTuple):
 
 
 def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
-                     seed: int, grain: float = 0.0) -> _WildSplit:
-    """Training windows of the faces outside the held-out part (``grain``: see
-    :func:`.augment.grained`), and the held-out faces' plain windows (level eyes, no
-    jitter, no mirror, no grain).
+                     seed: int, grain: float = 0.0, posterize: float = 0.0) -> _WildSplit:
+    """Training windows of the faces outside the held-out part (``grain`` and
+    ``posterize``: see :func:`.augment.degraded`), and the held-out faces' plain windows
+    (level eyes, no jitter, no mirror, no grain, all grey levels).
 
     Examples
     --------
@@ -46,7 +46,7 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
     """
     held = heldout_mask(faces.groups)
     train_windows, kept = wild_training_windows(faces.subset(~held), window, mirror, jitter,
-                                                seed, grain)
+                                                seed, grain, posterize)
     held_windows, held_kept = face_windows(faces.subset(held), window)
     record = {"source": faces.source, "sha256": faces.fingerprint, "faces": len(faces),
               "rows_skipped": faces.skipped, "train_faces": int(len(train_windows)),
@@ -58,6 +58,8 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
               "mirror": bool(mirror), "jitter": bool(jitter), "terms": faces.terms()}
     if grain:
         record["grain"] = float(grain)
+    if posterize:
+        record["posterize"] = float(posterize)
     return _WildSplit(train_windows, held_windows, record)
 
 
