@@ -13,9 +13,12 @@ Run: ``python -m benchmarks.wild_detectors --models default,cascade [--label NAM
 - Grainy held-out faces: the same MTFL and Caltech crops with Gaussian grain (sd
   ``GRAIN``, seeded by each crop's bytes) added at the crop's own resolution, as a scan
   or a high-ISO print has it: what a pyramid that averages (or aliases) the grain does.
+- Posterised held-out faces: the same crops in ``LEVELS`` grey levels (equal bins of
+  0..255, each pixel its bin's middle), as a photocopy or a cheap print has them.
 - Held-out negatives: false alarms per megapixel on the held-out fifth of
-  ``$FACEDETECT_NEGATIVES`` (``benchmarks.detector_training``), clean and with the same
-  grain: a detector that learnt grain as a face cue fires on grainy pictures.
+  ``$FACEDETECT_NEGATIVES`` (``benchmarks.detector_training``), clean, with the same
+  grain and posterised alike: a detector that learnt grain or flat patches as a face cue
+  fires on such pictures.
 - Development images: ``evaluate-images`` with OpenCV's baseline. They only measure.
 - Speed: ``detect`` on scikit-image's five photographs against OpenCV's default cascade,
   medians of ``--repeat``, idle and beside a busy-loop process holding one core.
@@ -36,6 +39,7 @@ import numpy as np
 from facedetect.detector.api import load_model
 from facedetect.data.negatives import find_negatives, negative_files, split_negatives
 from facedetect.data.wild_faces import find_faces, load_wild_faces
+from facedetect.pipeline.augment import posterize_window
 from facedetect.pipeline.wild import crop_recall, heldout_faces
 from facedetect.detector.detect import detect_faces, params_for
 from facedetect.threads import wait_passively
@@ -46,12 +50,18 @@ from .detector_training import heldout_negatives
 
 COMPARED = ("mtfl", "mtfl-sun2013", "caltech-webfaces")
 GRAIN = 20.0   # grey levels, sd
+LEVELS = 4
 
 
 def grainy(crop):
     """``crop`` with Gaussian grain of sd ``GRAIN``, the same every run."""
     rng = np.random.default_rng(zlib.crc32(crop.tobytes()))
     return np.clip(crop + rng.normal(0.0, GRAIN, crop.shape), 0, 255).astype(np.uint8)
+
+
+def posterised(picture):
+    """``picture`` in ``LEVELS`` grey levels: equal bins of 0..255, each its middle."""
+    return posterize_window(picture, LEVELS, 0.0)
 
 
 def compared_only(faces):
@@ -115,24 +125,33 @@ def main(argv=None) -> dict:
         path = _model_path(name)
         negatives_result = heldout_negatives(path, held_pictures)
         grainy_negatives = heldout_negatives(path, held_pictures, transform=grainy)
+        posterised_negatives = heldout_negatives(path, held_pictures, transform=posterised)
         results["models"][name] = {
             "wild_faces": crop_recall(lambda crop: detect_faces(
                 crop, model, params_for(model)).boxes, held)._asdict(),
             "grainy_faces": crop_recall(lambda crop: detect_faces(
                 grainy(crop), model, params_for(model)).boxes,
                 compared_only(held))._asdict(),
+            "posterised_faces": crop_recall(lambda crop: detect_faces(
+                posterised(crop), model, params_for(model)).boxes,
+                compared_only(held))._asdict(),
             "negatives_fa_per_mpx": negatives_result["per_megapixel"]["facedetect"],
             "grainy_negatives_fa_per_mpx": grainy_negatives["per_megapixel"]["facedetect"],
+            "posterised_negatives_fa_per_mpx":
+                posterised_negatives["per_megapixel"]["facedetect"],
             "dev": dev_images(str(path), Path(args.dev), baseline=False)}
         results["opencv_negatives"] = negatives_result
         results["opencv_grainy_negatives"] = grainy_negatives
+        results["opencv_posterised_negatives"] = posterised_negatives
         print(name, results["models"][name], flush=True)
     for cascade in OPENCV:
         opencv = opencv_detector(cascade)
         results["opencv"][cascade] = {
             "wild_faces": crop_recall(opencv, first_held)._asdict(),
             "grainy_faces": crop_recall(lambda crop: opencv(grainy(crop)),
-                                        compared_only(first_held))._asdict()}
+                                        compared_only(first_held))._asdict(),
+            "posterised_faces": crop_recall(lambda crop: opencv(posterised(crop)),
+                                            compared_only(first_held))._asdict()}
     baseline = dev_images(str(_model_path(names[0])), Path(args.dev), baseline=True)
     for row in baseline.get("opencv", []):
         results["opencv"][row["cascade"]]["dev"] = row
@@ -157,21 +176,25 @@ def _model_path(name: str) -> Path:
 def _markdown(results: dict, names) -> str:
     lines = ["# Detectors and OpenCV's cascades, one run\n", f"Machine: {results['machine']}.\n",
              "| detector | dev images: TPR at FP | held-out wild faces, MTFL + Caltech | "
-             "the same, grainy | UTKFace | Yale B | held-out negatives FA/Mpx | "
-             "the same, grainy | detect time / OpenCV, idle | one core busy |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "the same, grainy | the same, posterised | UTKFace | Yale B | "
+             "held-out negatives FA/Mpx | the same, grainy | the same, posterised | "
+             "detect time / OpenCV, idle | one core busy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     negatives = results["opencv_negatives"]["per_megapixel"]
     grainy_negatives = results["opencv_grainy_negatives"]["per_megapixel"]
+    posterised_negatives = results["opencv_posterised_negatives"]["per_megapixel"]
     for name in names:
         row = results["models"][name]
         lines.append(
             f"| {name} | {row['dev']['tpr']:.3f} at {row['dev']['false_positives']} | "
             f"{pooled(row['wild_faces']['by_source'], COMPARED):.3f} | "
             f"{pooled(row['grainy_faces']['by_source'], COMPARED):.3f} | "
+            f"{pooled(row['posterised_faces']['by_source'], COMPARED):.3f} | "
             f"{pooled(row['wild_faces']['by_source'], ['utkface']):.3f} | "
             f"{pooled(row['wild_faces']['by_source'], ['extended-yale-b']):.3f} | "
             f"{row['negatives_fa_per_mpx']:.3f} | "
             f"{row['grainy_negatives_fa_per_mpx']:.3f} | "
+            f"{row['posterised_negatives_fa_per_mpx']:.3f} | "
             f"{geometric_ratio(results['speed'], name, 'opencv default'):.2f}x | "
             f"{geometric_ratio(results['speed_one_core_busy'], name, 'opencv default'):.2f}x |")
     for cascade, row in results["opencv"].items():
@@ -181,10 +204,13 @@ def _markdown(results: dict, names) -> str:
             f"{dev.get('false_positives', '-')} | "
             f"{pooled(row['wild_faces']['by_source'], COMPARED):.3f} | "
             f"{pooled(row['grainy_faces']['by_source'], COMPARED):.3f} | "
+            f"{pooled(row['posterised_faces']['by_source'], COMPARED):.3f} | "
             f"({pooled(row['wild_faces']['by_source'], ['utkface']):.3f}) | "
             f"({pooled(row['wild_faces']['by_source'], ['extended-yale-b']):.3f}) | "
             f"{negatives.get(cascade, float('nan')):.3f} | "
-            f"{grainy_negatives.get(cascade, float('nan')):.3f} | 1.00x (default) | |")
+            f"{grainy_negatives.get(cascade, float('nan')):.3f} | "
+            f"{posterised_negatives.get(cascade, float('nan')):.3f} | "
+            "1.00x (default) | |")
     return "\n".join(lines) + "\n"
 
 
