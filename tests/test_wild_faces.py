@@ -449,8 +449,7 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
     picture = np.random.default_rng(0).integers(0, 256, (60, 60), dtype=np.uint8)
     config = TrainConfig(cost=(1, 10), rounds=4, stage_rounds=2, bootstrap_rounds=1,
                          jitter=0, mirror=False, grain=10.0, posterize=0.25,
-                         bootstrap_threshold=-1e5,
-                         bootstrap_limit=50)
+                         bootstrap_threshold=-1e5, bootstrap_limit=50)
     data = load_cbcl(small_cbcl)
     with_faces = train_detector(config, data, faces=load_wild_faces(folder),
                                 negatives=[picture], progress=False).model
