@@ -225,7 +225,10 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     recipe = TrainConfig()
     assert config["mirror"] and config["jitter"] == 3
     assert (config["bootstrap_rounds"], config["max_features"]) == (
-        recipe.bootstrap_rounds, recipe.max_features) == (4, 0.25)
+        recipe.bootstrap_rounds, recipe.max_features) == (4, 16_234)
+    # no faces from the wild here: CBCL's window, framing and face box (the defaults)
+    assert (config["window"], config["framing"]) == ([19, 19], 1.75)
+    assert "box_scale" not in document["detection"]
     assert document["training"]["storage"] == "compact"
     assert document["training"]["bootstrap"]["negatives"] == str(negatives)
     # soft rejection at the image threshold, and the false alarms measured with it

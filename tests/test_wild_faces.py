@@ -324,10 +324,10 @@ def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder
     folder, _ = cbcl_faces_folder
     out = tmp_path / "model.json"
     result = run_cli("train", "--no-bootstrap", "--rounds", "4", "--data", str(small_cbcl),
-                     "--faces", str(folder), "--out", str(out))
+                     "--faces", str(folder), "--window", "19x19", "--out", str(out))
     assert result.returncode == 0, result.stderr
     said = [line for line in result.stderr.splitlines() if line.startswith("faces from")]
-    assert len(said) == 1 and "40 faces" in said[0]
+    assert len(said) == 1 and "40 faces" in said[0] and "join CBCL's faces" in said[0]
     record = HaarDetectorModel.load(out).document["training"]["wild_faces"]
     held = int(heldout_mask([f"cbcl/p{k % 20}" for k in range(40)]).sum())
     assert record["train_faces"] == 40 - held and record["heldout_faces"] == held
@@ -344,6 +344,43 @@ def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder
     assert wild["faces"] == held and wild["crop_box_max_eye_distances"] >= 0
     text = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder))
     assert text.returncode == 0 and "eye distances wide" in text.stdout, text.stderr
+
+
+def test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces(
+        small_cbcl, cbcl_faces_folder, tmp_path):
+    from tests.test_detector_training import _write_pictures
+    folder, _ = cbcl_faces_folder
+    out = tmp_path / "wide.json"
+    env = dict(os.environ, FACEDETECT_NEGATIVES=str(_write_pictures(tmp_path / "neg", 30)))
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--rounds", "4",
+                             "--bootstrap-rounds", "1", "--bootstrap-limit", "50", "--data",
+                             str(small_cbcl), "--faces", str(folder), "--out", str(out)],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if line.startswith("faces from")]
+    assert len(said) == 1 and "train the 24x24 window with CBCL's non-faces" in said[0]
+    model = HaarDetectorModel.load(out)
+    assert model.window == (24, 24)
+    config = model.document["training"]["config"]
+    assert config["window"] == [24, 24] and config["framing"] == 2.2
+    # scanned from the window's own size, boxes as CBCL's window frames the face
+    detection = model.document["detection"]
+    assert detection["min_size"] == 24
+    assert (detection["box_scale"], detection["box_shift"]) == (1.590909, 0.079545)
+    record = model.document["training"]["wild_faces"]
+    trained = int(re.search(r"trained on (\d+) faces", result.stdout).group(1))
+    assert trained == record["train_faces"]    # CBCL's faces only calibrate and measure
+    report = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder),
+                     "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["n_positive"] > 0
+
+
+def test_a_window_framed_wider_than_cbcl_needs_faces_from_the_wild(small_cbcl, tmp_path):
+    result = run_cli("train", "--no-bootstrap", "--rounds", "2", "--data", str(small_cbcl),
+                     "--no-wild-faces", "--window", "24x24", "--out", str(tmp_path / "m.json"))
+    assert result.returncode != 0
+    assert result.stderr.count("\n") == 1 and "needs faces from the wild" in result.stderr
 
 
 def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):

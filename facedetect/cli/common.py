@@ -140,11 +140,15 @@ def scheduler(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error).removeprefix("--scheduler: ")) from None
 
 
-def unit_fraction(text: str) -> float:
-    """A number in (0, 1] (argparse type)."""
+def feature_share(text: str) -> float | int:
+    """A fraction in (0, 1], or a whole count above 1 (argparse type): scikit-learn's
+    ``max_features``, where "1" stays the whole (as the fraction it always was here)."""
     value = finite_float(text)
+    if value > 1 and value == int(value) and value <= 10**7:
+        return int(value)
     if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a count of "
+                                         f"features in 2..10^7, got {text!r}")
     return value
 
 

@@ -48,7 +48,9 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
                        help="or on the boxes of an opencv_createsamples info file "
                             "('path count x y w h ...' per line)")
     group.add_argument("--window", type=_window_size, metavar="WxH",
-                       help="window of --positives / --positives-info (default 24x24)")
+                       help="the window: of one-stage training with faces from the wild "
+                            "(default 24x24; CBCL's 19x19 without them), or of --positives "
+                            "/ --positives-info (default 24x24)")
     group.add_argument("--search-stage-cost", action="store_true",
                        help="boost every stage at costs 1,1 2,1 and 4,1 and keep the one "
                             "with the fewest stumps (instead of --cost)")
@@ -79,6 +81,7 @@ ONE_STAGE_FLAGS = {
     "--max-features": ("max_features", "every stage searches all features"),
     "--grain": ("grain", "a cascade's faces are not grained"),
     "--posterize": ("posterize", "a cascade's faces are not posterised"),
+    "--framing": ("framing", "a cascade's windows are framed as its positives are"),
     "--prior": ("prior", "a cascade has no window operating point"),
     "--calibration-split": ("calibration_split", "a cascade has no window operating "
                                                       "point"),

@@ -15,8 +15,9 @@ from ..errors import FacedetectError
 from ..pipeline.bootstrap import NegativeSet
 from ..registry import ALGORITHMS as REGISTRY
 from ..pipeline.image_point import TARGET_FALSE_ALARMS_PER_MPX
-from ..pipeline.config import (ALGORITHM_CHOICES, TrainConfig, calibration_indices,
-                               check_config, check_data, split_indices)
+from ..pipeline.config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, TrainConfig,
+                               calibration_indices, check_config, check_data,
+                               resolved_window, split_indices, trains_cbcl_faces)
 from ..pipeline.train import RunOptions, train_detector
 from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
 from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
@@ -24,7 +25,7 @@ from ..training.sharded import max_shards
 from .train_cascade import cascade_options, run_cascade
 from .common import (bounded_float, bounded_int, check_not_run_file, check_writable,
                      created_folder, describe_operating_point, finite_float, parse_cost,
-                     probability, scheduler, standalone_main, unit_fraction)
+                     feature_share, probability, scheduler, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The recipe (train-detector with no flags) is TrainConfig's defaults; the measurements
@@ -53,12 +54,16 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
                             + f" (default {RECIPE.algorithm})")
     group.add_argument("--selection", choices=("root", "loss"), default=RECIPE.selection,
                        help="db/dbn: largest root (paper, default) or smallest loss")
-    group.add_argument("--max-features", type=unit_fraction, default=RECIPE.max_features,
+    group.add_argument("--max-features", type=feature_share, default=RECIPE.max_features,
                        metavar="F",
-                       help="fraction of the Haar features each round searches, a seeded "
-                            "subset per round (default: "
+                       help="the Haar features each round searches, a seeded subset per "
+                            "round: a fraction in (0, 1] or a count above 1 (default: "
                             + ("all" if RECIPE.max_features is None else
                                f"{RECIPE.max_features:g}") + ")")
+    group.add_argument("--framing", type=finite_float, metavar="D",
+                       help="how many eye distances wide the window frames a face (default: "
+                            f"{WILD_FRAMING:g} for the {WILD_WINDOW[0]}x{WILD_WINDOW[1]} "
+                            "window of faces from the wild, CBCL's 1.75 at 19x19)")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz")
     group.add_argument("--holdout", type=float, default=RECIPE.holdout,
                        help=f"stratified held-out fraction (default {RECIPE.holdout:g}; 0 "
@@ -230,13 +235,14 @@ def run(args: argparse.Namespace) -> int:
         with _model_folder(args), _cluster(args, options):
             return run_cascade(args, config, out, options, warn, quiet,
                                lambda: _wild_faces(args, warn))
-    if args.positives or args.positives_info or args.window:
-        raise FacedetectError("--positives, --positives-info and --window train a cascade: "
-                              "add --stages N")
+    if args.positives or args.positives_info:
+        raise FacedetectError("--positives and --positives-info train a cascade: add "
+                              "--stages N")
     data = load_cbcl(args.data)
     check_data(data)                     # bad data and a bad split are refused first
     calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
-    faces, faces_line = _wild_faces(args, warn)
+    faces, faces_line = _wild_faces(args, warn, config)
+    resolved_window(config, faces is not None)   # a window no face fits: refused now
     negatives = None
     if args.bootstrap_rounds:
         negatives = NegativeSet.find(args.negatives, warn=warn)
@@ -252,8 +258,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _wild_faces(args, warn):
-    """``(faces from the wild to train on or None, the line that says so)``."""
+def _wild_faces(args, warn, config: TrainConfig | None = None):
+    """``(faces from the wild to train on or None, the line that says so)``; ``config``:
+    the one-stage run's (a cascade's faces always join CBCL's)."""
     if args.no_wild_faces:
         if args.faces:
             raise FacedetectError("--faces and --no-wild-faces contradict each other")
@@ -266,8 +273,13 @@ def _wild_faces(args, warn):
                       "(docs/wild-faces.md)")
     faces = load_wild_faces(folder, warn=warn)
     held = int(heldout_mask(faces.groups).sum())
+    joined = "join CBCL's faces"
+    if config is not None and not trains_cbcl_faces(resolved_window(config, True)):
+        width, height = resolved_window(config, True).window
+        joined = (f"train the {width}x{height} window with CBCL's non-faces (CBCL's faces, "
+                  "cut tighter, only calibrate and measure)")
     return faces, (f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held "
-                   "out) join CBCL's faces; --no-wild-faces trains on CBCL's only")
+                   f"out) {joined}; --no-wild-faces trains on CBCL's only")
 
 
 def _model_folder(args):

@@ -7,6 +7,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
@@ -16,6 +17,9 @@ from .cbcl_files import CLASSES, read_archive, read_folder
 from .locate import ARCHIVE_NAME, find_cbcl
 
 WINDOW = 19
+# A CBCL window is 1.75 eye distances wide, its eye line 0.28 of its side below its top
+# (fitted to the CBCL mean face: the faces folder's PROVENANCE.md).
+FRAMING = 1.75
 SPLITS = ("train", "test")
 # The counts of the official archive; a download that differs is not the CBCL set.
 OFFICIAL_COUNTS = {"train": {"face": 2429, "non-face": 4548},
@@ -199,3 +203,35 @@ def load_cbcl(path: str | Path | None = None, splits=("train",)) -> CBCLData:
                               f"and .../non-face/*.pgm)")
     return CBCLData(np.stack(images), np.asarray(labels, dtype=np.int8), names, source,
                     ignored, _sha256_file(archive) if archive else None, counts)
+
+
+def framed_windows(images: np.ndarray, labels: np.ndarray, window: tuple[int, int],
+                   framing: float = FRAMING) -> np.ndarray:
+    """CBCL's windows as ``window`` (width, height) windows ``framing`` eye distances wide.
+
+    A face is scaled about its window's centre (which a looser framing keeps, as
+    :func:`facedetect.data.wild_faces.eye_line_for` does), the border beyond its crop
+    reflected as for the jittered copies; a non-face is resized. CBCL's own window and
+    framing give the windows unchanged.
+
+    Examples
+    --------
+    >>> faces = np.tile(np.arange(19, dtype=np.uint8) * 10, (2, 19, 1))
+    >>> framed_windows(faces, np.array([1, 0]), (19, 19)) is faces
+    True
+    >>> wide = framed_windows(faces, np.array([1, 0]), (24, 24), framing=2.2)
+    >>> wide.shape, int(wide[0, 12, 12]), int(wide[0, 12, 0]) > int(wide[0, 12, 2])  # 10 x 9.50
+    ((2, 24, 24), 95, True)
+    """
+    height, width = images.shape[1:]
+    if (width, height) == tuple(window) and framing == FRAMING:
+        return images
+    scale = (window[0] / framing) / (width / FRAMING)
+    shift = [(window[0] - 1) / 2 - scale * (width - 1) / 2,
+             (window[1] - 1) / 2 - scale * (height - 1) / 2]
+    matrix = np.array([[scale, 0.0, shift[0]], [0.0, scale, shift[1]]])
+    return np.stack([
+        cv2.warpAffine(image, matrix, tuple(window), flags=cv2.INTER_LINEAR,
+                       borderMode=cv2.BORDER_REFLECT_101) if label == 1
+        else cv2.resize(image, tuple(window), interpolation=cv2.INTER_LINEAR)
+        for image, label in zip(images, labels)])

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import FacedetectError
 from ..files import read_bounded
 from ..images import read_grey
+from .cbcl import FRAMING
 from .locate import search_places
 
 ENV_VAR = "FACEDETECT_FACES"
@@ -41,9 +42,12 @@ MAX_ROWS = 2_000_000
 MAX_FACE_PIXELS = 4096 * 4096
 MIN_EYE_DISTANCE = 4.0     # pixels: closer eyes cannot be framed into a 19x19 window
 MIN_FACES = 10
-# The CBCL framing, fitted to the CBCL mean face (the faces folder's PROVENANCE.md).
-FRAMING = 1.75             # window side / eye distance
-EYE_LINE = 0.28            # eye line below the window's top edge / window side
+# The CBCL framing, fitted to the CBCL mean face (the faces folder's PROVENANCE.md):
+# window side / eye distance (FRAMING), eye line below the window's top / window side.
+EYE_LINE = 0.28
+# A looser framing keeps the window's centre where CBCL's is, this many eye distances
+# below the eye midpoint (the faces folder's crops are centred there too).
+CENTRE_BELOW_EYES = 0.385
 # A window may reach past its crop by this fraction of its side (filled by reflecting the
 # border, as CBCL's jittered copies are): Extended Yale B's crops are 1.70 eye distances
 # wide, and a window turned by 8 degrees and enlarged by 6% needs about 2.1 of them. At
@@ -330,6 +334,18 @@ def heldout_mask(groups: list[str], fraction: float = HELDOUT_FRACTION) -> np.nd
     cut = int(fraction * 2**32)
     return np.array([int.from_bytes(hashlib.sha256(_HELDOUT_SALT + g.encode()).digest()[:4],
                                     "big") < cut for g in groups], dtype=bool)
+
+
+def eye_line_for(framing: float) -> float:
+    """The eye line (below the window's top, a fraction of its side) of a window
+    ``framing`` eye distances wide whose centre sits where CBCL's does.
+
+    Examples
+    --------
+    >>> round(eye_line_for(FRAMING), 6) == EYE_LINE, round(eye_line_for(2.2), 3)
+    (True, 0.325)
+    """
+    return 0.5 - CENTRE_BELOW_EYES / framing
 
 
 def window_transform(eyes, window: tuple[int, int], jitter=(0.0, 1.0, 0.0, 0.0),

@@ -19,7 +19,7 @@ from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point
 from .config import THRESHOLD_RULES, TrainConfig
-from .image_point import image_operating_point, with_soft_rejection
+from .image_point import framing_box, image_operating_point, with_soft_rejection
 
 
 class Split(NamedTuple):
@@ -109,7 +109,8 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
                                             progress=run.progress, warn=run.warn)
     except KeyboardInterrupt:
         raise run.interrupted(state, "while choosing the image operating point") from None
-    detection = dict(model.detection, seconds=round(time.perf_counter() - point_start, 2))
+    detection = dict(model.detection, **framing_box(run.config.framing),
+                     seconds=round(time.perf_counter() - point_start, 2))
     if run.progress:
         run.log(f"image operating point: threshold {detection['threshold']:.3g}, "
                 f"{detection['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "

@@ -11,7 +11,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..data.wild_faces import face_windows
+from ..data.cbcl import FRAMING
+from ..data.wild_faces import eye_line_for, face_windows
 
 MAX_ANGLE = 8.0    # degrees either way
 MAX_SCALE = 0.06   # relative, either way
@@ -141,14 +142,15 @@ def degraded(windows: np.ndarray, grain: float, posterize: float, seed: int,
 
 
 def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int,
-                          grain: float = 0.0, posterize: float = 0.0):
+                          grain: float = 0.0, posterize: float = 0.0,
+                          framing: float = FRAMING):
     """One training window per face with landmarks (:mod:`facedetect.data.wild_faces`):
     turned to level eyes and framed from them, then, with ``jitter`` > 0, turned, scaled
     and shifted at random as :func:`jitter_transforms` draws, with ``mirror`` flipped
     left to right at random (half of them), and with ``grain`` > 0 :func:`grained` up to
     that sd, and ``posterize`` > 0 :func:`posterized` in that fraction. One view per
     face: 24,000 faces already vary more than eight views of one face do, and every view
-    costs boosting time.
+    costs boosting time. ``framing``: the window's width in eye distances.
 
     Returns
     -------
@@ -158,7 +160,8 @@ def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int,
     rng = np.random.default_rng(WILD_SEED_OFFSET + seed)
     transforms = jitter_transforms(len(faces), rng) if jitter else None
     flips = rng.random(len(faces)) < 0.5 if mirror else None
-    windows, kept = face_windows(faces, window, transforms, flips)
+    windows, kept = face_windows(faces, window, transforms, flips, framing,
+                                 eye_line_for(framing))
     return degraded(windows, grain, posterize, WILD_SEED_OFFSET + seed, GRAIN_STREAM), kept
 
 

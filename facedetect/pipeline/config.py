@@ -6,12 +6,13 @@ the held-out file names, so evaluation can refuse to leak.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from ..training.splits import balanced_subset, stratified_holdout
 from ..costs import check_cost
+from ..data.cbcl import FRAMING, WINDOW as CBCL_WINDOW
 from ..errors import FacedetectError
 from ..training.algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
 from ..training.operating_point import CALIBRATIONS, check_prior
@@ -19,6 +20,10 @@ from ..training.operating_point import CALIBRATIONS, check_prior
 ALGORITHM_CHOICES = tuple(ALGORITHMS)
 # threshold_rule -> the operating-point rule behind it
 THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
+# The recipe's window with faces from the wild: framed as OpenCV's frontal-face cascades
+# frame theirs (the faces folder's PROVENANCE.md), measured against CBCL's 19x19.
+WILD_WINDOW = (24, 24)
+WILD_FRAMING = 2.2
 
 
 @dataclass(kw_only=True)
@@ -51,9 +56,12 @@ class TrainConfig:
         The window operating point (see the comments below).
     exact : bool
         The paper's float32 search instead of compact uint8 bins.
-    max_features : float or None
-        Fraction of the Haar features each boosting round searches, a seeded subset per
-        round (None: all, the paper's search).
+    max_features : float, int or None
+        The Haar features each boosting round searches, a seeded subset per round: a
+        fraction of the pool, or a count (None: all, the paper's search).
+    window, framing : (int, int) or None, float or None
+        The window (width, height) and how many eye distances wide it frames a face
+        (None: the recipe's, :func:`resolved_window`).
     bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
         Hard-negative bootstrapping (see the comments below).
 
@@ -64,6 +72,8 @@ class TrainConfig:
     ('db', False, [1, 10])
     >>> TrainConfig().rounds, TrainConfig().bootstrap_rounds   # the command's recipe
     (900, 4)
+    >>> resolved_window(TrainConfig(), wild_faces=True).window
+    (24, 24)
     """
 
     cost: tuple[float, float] = (1.0, 1.0)
@@ -94,9 +104,14 @@ class TrainConfig:
     threshold_rule: str = "calibrated"  # or "empirical"
     # Feature storage: compact uint8 bins (default) or the paper's exact float32 search.
     exact: bool = False
-    # A seeded quarter of the features per round: a round 3x faster, spent on twice the
-    # rounds and twice the hard negatives (docs/detector-training.md).
-    max_features: float | None = 0.25
+    # A seeded subset of the features per round: a tenth of the 24x24 pool (a quarter of
+    # the 19x19 one), so a round is 3x faster than over every feature at 19x19, spent on
+    # twice the rounds and twice the hard negatives (docs/detector-training.md).
+    max_features: float | int | None = 16_234
+    # The window and its framing; None: 24x24 framing 2.2 eye distances (OpenCV's) with
+    # faces from the wild, CBCL's 19x19 at 1.75 without (measured: docs/detector-training.md).
+    window: tuple[int, int] | None = None
+    framing: float | None = None
     # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
     # scoring above ``threshold`` on the negative pictures.
     bootstrap_rounds: int = 4
@@ -129,6 +144,33 @@ class TrainConfig:
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
+    """``config`` with its window and framing filled in (the recipe's where None), refused
+    where no training face fits them: CBCL's faces span 1.75 eye distances, so a window
+    framing more of the head needs faces from the wild.
+
+    Examples
+    --------
+    >>> config = resolved_window(TrainConfig(), wild_faces=False)
+    >>> config.window, config.framing
+    ((19, 19), 1.75)
+    >>> resolved_window(TrainConfig(window=(20, 20)), wild_faces=True).framing
+    2.2
+    """
+    window = tuple(config.window or (WILD_WINDOW if wild_faces else (CBCL_WINDOW,) * 2))
+    framing = config.framing or (FRAMING if window == (CBCL_WINDOW,) * 2 else WILD_FRAMING)
+    if framing > FRAMING and not wild_faces:
+        raise FacedetectError(f"a window framing {framing:g} eye distances needs faces from "
+                              f"the wild: CBCL's faces span {FRAMING:g} (use a 19x19 window "
+                              "or give the faces)")
+    return replace(config, window=window, framing=float(framing))
+
+
+def trains_cbcl_faces(config: TrainConfig) -> bool:
+    """Whether CBCL's faces can be cut at the config's framing: not beyond their crop."""
+    return config.framing is None or config.framing <= FRAMING
 
 
 def make_estimator(config: TrainConfig, rounds: int | None = None):
@@ -227,11 +269,8 @@ def check_config(config: TrainConfig) -> None:
             and not isinstance(config.posterize, bool) and 0 <= config.posterize <= 1):
         raise FacedetectError(f"posterize must be a fraction in [0, 1], got "
                               f"{config.posterize!r}")
-    if config.max_features is not None and not (
-            isinstance(config.max_features, (float, int)) and not isinstance(
-                config.max_features, bool) and 0 < config.max_features <= 1):
-        raise FacedetectError("max_features must be None or a fraction in (0, 1], got "
-                              f"{config.max_features!r}")
+    _check_max_features(config.max_features)
+    _check_window(config.window, config.framing)
     if not (isinstance(config.seed, (int, np.integer)) and 0 <= config.seed < 2**32):
         raise FacedetectError(f"seed must be an integer in 0..2^32-1, got {config.seed!r}")
     if config.calibration not in CALIBRATIONS:
@@ -249,3 +288,27 @@ def check_config(config: TrainConfig) -> None:
     if not -1e6 < config.bootstrap_threshold < 1e6:
         raise FacedetectError(f"bootstrap_threshold must be a finite number, got "
                               f"{config.bootstrap_threshold}")
+
+
+def _check_max_features(max_features) -> None:
+    if max_features is None or isinstance(max_features, bool):
+        ok = max_features is None
+    elif isinstance(max_features, (int, np.integer)):
+        ok = 1 <= max_features <= 10**7
+    else:
+        ok = isinstance(max_features, float) and 0 < max_features <= 1
+    if not ok:
+        raise FacedetectError("max_features must be None, a fraction in (0, 1] or a count "
+                              f"of features in 1..10^7, got {max_features!r}")
+
+
+def _check_window(window, framing) -> None:
+    if window is not None and not (
+            len(window) == 2 and all(isinstance(side, (int, np.integer))
+                                     and not isinstance(side, bool) and 8 <= side <= 64
+                                     for side in window)):
+        raise FacedetectError(f"window must be two integer sides in 8..64, got {window!r}")
+    if framing is not None and not (isinstance(framing, (float, int))
+                                    and not isinstance(framing, bool) and 1 <= framing <= 3):
+        raise FacedetectError("framing must be a number of eye distances in [1, 3], got "
+                              f"{framing!r}")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.cbcl import framed_windows
 from ..errors import FacedetectError
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost, roc_points
+from .wild import model_framing
 
 
 def _evaluation_indices(model, data, split: str = "heldout"):
@@ -71,7 +73,10 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     ('heldout', 1, 'operating point')
     """
     indices = _evaluation_indices(model, data, split)
-    scores = model.decision_function(data.images[indices])
+    # A model whose window frames more than CBCL's scores CBCL's windows framed as it was
+    # trained to see them (its calibration windows were the same).
+    scores = model.decision_function(framed_windows(
+        data.images[indices], data.labels[indices], tuple(model.window), model_framing(model)))
     labels = data.labels[indices] == 1
     point = model.operating_point
     cost = tuple(point["cost"]) if point else tuple(model.cost)

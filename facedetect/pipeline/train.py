@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import load_cbcl
+from ..data.cbcl import framed_windows
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
 from ..haar import haar_feature_pool
@@ -26,7 +27,7 @@ from .assemble import Split, assemble_model, with_image_point
 from .bootstrap import NegativeSet
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
 from .config import (TrainConfig, calibration_indices, check_config, check_data,
-                     split_indices, training_windows)
+                     resolved_window, split_indices, training_windows, trains_cbcl_faces)
 from .run import Run, RunOptions, boost_stage, estimator_from_state, mine_stage
 from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
 from .wild import split_wild_faces
@@ -125,6 +126,7 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     warn = options.warn or (lambda line: print(line, file=sys.stderr))
     negatives = _negatives(negatives, config, warn)
     faces = _faces(faces, warn)
+    config = resolved_window(config, faces is not None)
     if (config.grain or config.posterize) and (faces is None or not config.bootstrap_rounds):
         # Grain and levels go on the wild faces and the mined negatives together: on one
         # side alone they would teach that grain tells faces from non-faces.
@@ -134,23 +136,30 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     train, held = split_indices(cbcl.labels, config)
     train, calibration = calibration_indices(cbcl.labels, train, config)
     run = _new_run(config, cbcl, negatives, faces, out, progress, options)
-    state = load_checkpoint(run.checkpoint, run.run_config) if resume else RunState()
+    state = (load_checkpoint(run.checkpoint, run.run_config) if resume
+             else RunState(extra=np.empty((0, *config.window[::-1]), np.uint8)))
     final_rounds = config.rounds_at(state.stage)
     if state.boosting is not None and len(state.boosting.alphas) > final_rounds:
         state.boosting = _first_rounds(state.boosting, final_rounds)
-    base = training_windows(cbcl.images[train], cbcl.labels[train], config.mirror,
+    framed = replace(cbcl, images=framed_windows(cbcl.images, cbcl.labels, config.window,
+                                                 config.framing))
+    # CBCL's faces are cut 1.75 eye distances wide: a looser window would be mostly
+    # reflected border, so they then only calibrate and measure (measured:
+    # docs/detector-training.md).
+    boosted = train if trains_cbcl_faces(config) else train[cbcl.labels[train] == 0]
+    base = training_windows(framed.images[boosted], cbcl.labels[boosted], config.mirror,
                             config.jitter, config.seed)
-    held_faces = cbcl.images[held[cbcl.labels[held] == 1]]
+    held_faces = framed.images[held[cbcl.labels[held] == 1]]
     wild = None
     if faces is not None:
-        window = (cbcl.images.shape[2], cbcl.images.shape[1])
-        wild = split_wild_faces(faces, window, config.mirror, config.jitter, config.seed,
-                                config.grain, config.posterize)
+        wild = split_wild_faces(faces, config.window, config.mirror, config.jitter,
+                                config.seed, config.grain, config.posterize, config.framing)
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
     estimator, state, y = _boost_and_mine(run, base, state)
-    model = assemble_model(run, estimator, state, cbcl, Split(train, held, calibration), base)
+    model = assemble_model(run, estimator, state, framed, Split(train, held, calibration),
+                           base)
     if negatives is not None and negatives.held_out and config.bootstrap_rounds:
         model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
                                  train_faces=base[0][base[1] == 1])
@@ -200,7 +209,7 @@ def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
-    return Run(config, run_config, haar_feature_pool(19, 19), checkpoint,
+    return Run(config, run_config, haar_feature_pool(*config.window), checkpoint,
                options.checkpoint_every, progress, options.log,
                FeatureSource(memory, config.uses_exact, options.client, options.shards),
                negatives,

@@ -13,7 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..data.wild_faces import HELDOUT_FRACTION, WildFaces, face_windows, heldout_mask
+from ..data.cbcl import FRAMING
+from ..data.wild_faces import (HELDOUT_FRACTION, WildFaces, eye_line_for, face_windows,
+                               heldout_mask)
 from ..detector.detect import detect_faces, params_for
 from ..errors import FacedetectError
 from .augment import wild_training_windows
@@ -28,10 +30,12 @@ class _WildSplit(NamedTuple):
 
 
 def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
-                     seed: int, grain: float = 0.0, posterize: float = 0.0) -> _WildSplit:
+                     seed: int, grain: float = 0.0, posterize: float = 0.0,
+                     framing: float = FRAMING) -> _WildSplit:
     """Training windows of the faces outside the held-out part (``grain`` and
     ``posterize``: see :func:`.augment.degraded`), and the held-out faces' plain windows
-    (level eyes, no jitter, no mirror, no grain, all grey levels).
+    (level eyes, no jitter, no mirror, no grain, all grey levels), each window
+    ``framing`` eye distances wide.
 
     Examples
     --------
@@ -46,8 +50,9 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
     """
     held = heldout_mask(faces.groups)
     train_windows, kept = wild_training_windows(faces.subset(~held), window, mirror, jitter,
-                                                seed, grain, posterize)
-    held_windows, held_kept = face_windows(faces.subset(held), window)
+                                                seed, grain, posterize, framing)
+    held_windows, held_kept = face_windows(faces.subset(held), window, framing=framing,
+                                           eye_line=eye_line_for(framing))
     record = {"source": faces.source, "sha256": faces.fingerprint, "faces": len(faces),
               "rows_skipped": faces.skipped, "train_faces": int(len(train_windows)),
               "heldout_faces": int(len(held_windows)),
@@ -164,7 +169,9 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     scored on the same fixed held-out part.
     """
     held = heldout_faces(model, faces)
-    windows, kept = face_windows(held, tuple(model.window))
+    framing = model_framing(model)
+    windows, kept = face_windows(held, tuple(model.window), framing=framing,
+                                 eye_line=eye_line_for(framing))
     if len(windows) == 0:
         raise FacedetectError(f"{faces.source}: none of its {len(faces)} faces is in the "
                               "held-out tenth of the subjects (too few subjects to measure)")
@@ -180,3 +187,10 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     report["crops"] = crops.by_source
     report["crop_box_max_eye_distances"] = crops.max_eye_distances
     return report
+
+
+def model_framing(model) -> float:
+    """How many eye distances wide the model's window frames a face: its training
+    config's ``framing`` (models made before it was recorded: CBCL's)."""
+    config = (model.document.get("training") or {}).get("config") or {}
+    return float(config.get("framing") or FRAMING)
