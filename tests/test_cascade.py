@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from facedetect.data.cbcl import framed_windows
 from facedetect.detector.api import shipped_model_path
 from facedetect.detector.export import cascade_xml
 from facedetect.detector.model import HaarDetectorModel
@@ -16,6 +17,7 @@ from facedetect.detector.scan import LevelScanner
 from facedetect.images import to_grey
 from facedetect.model_file import reseal
 from facedetect.model_schema import check_document
+from facedetect.pipeline.wild import model_framing
 
 
 def cascade_of(model: HaarDetectorModel, counts, thresholds) -> HaarDetectorModel:
@@ -35,9 +37,10 @@ def photo():
     return to_grey(Image.fromarray(data.astronaut()))
 
 
-def photo_windows(photo, step=3):
-    views = np.lib.stride_tricks.sliding_window_view(photo, (19, 19))[::step, ::step]
-    return views.reshape(-1, 19, 19)
+def photo_windows(photo, window=(19, 19), step=3):
+    shape = tuple(window)[::-1]
+    views = np.lib.stride_tricks.sliding_window_view(photo, shape)[::step, ::step]
+    return views.reshape(-1, *shape)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +51,7 @@ def cascade(photo):
     # threshold goes halfway to the next value up, so that no window ties with it (OpenCV
     # compares in float32, we in float64).
     plain = HaarDetectorModel.load(shipped_model_path())
-    scores = plain.running_scores(photo_windows(photo))
+    scores = plain.running_scores(photo_windows(photo, plain.window))
     first = _between_values(scores[:, 9])
     second = _between_values((scores[:, 49] - scores[:, 9])[scores[:, 9] > first])
     return cascade_of(plain, [10, 40, plain.n_stumps - 50], [first, second, 2.0])
@@ -62,7 +65,7 @@ def _between_values(sums: np.ndarray) -> float:
 
 
 def test_stage_sums_restart_and_earlier_stages_reject(cascade, photo):
-    windows = photo_windows(photo, step=5)
+    windows = photo_windows(photo, cascade.window, step=5)
     scores = cascade.running_scores(windows)
     plain = HaarDetectorModel.load(shipped_model_path()).running_scores(windows)
     # Stage 2's running sums are the plain sums less the plain sum after stage 1.
@@ -81,9 +84,11 @@ def test_scanner_keeps_exactly_the_windows_the_cascade_accepts(cascade, photo):
     for early in (True, False):
         scanner = LevelScanner(cascade, cascade.threshold, early_rejection=early)
         xs, ys, scores = scanner.scan(level, step=1)
-        rows, cols = level.shape[0] - 18, level.shape[1] - 18
-        windows = np.lib.stride_tricks.sliding_window_view(level, (19, 19))[:rows, :cols]
-        decision = cascade.decision_function(windows.reshape(-1, 19, 19)).reshape(rows, cols)
+        width, height = cascade.window
+        rows, cols = level.shape[0] - height + 1, level.shape[1] - width + 1
+        windows = np.lib.stride_tricks.sliding_window_view(level, (height, width))
+        decision = cascade.decision_function(windows.reshape(-1, height, width)).reshape(
+            rows, cols)
         expected = np.argwhere(decision > cascade.threshold)
         assert len(expected) > 0
         assert sorted(zip(ys.tolist(), xs.tolist())) == sorted(map(tuple, expected.tolist()))
@@ -99,10 +104,10 @@ def opencv_row_loop(model, level, step: int, threshold: float,
     (unless ``step_over`` is False). A model without stages is one stage at
     ``threshold``. Each window's sums are the model's own (numpy); returns ``(y, x)`` of
     the windows whose last stage passes."""
-    height, width = level.shape
-    rows, cols = height - 19, width - 19           # OpenCV: no window on the last row or column
-    windows = np.lib.stride_tricks.sliding_window_view(level, (19, 19))[:rows, :cols]
-    windows = windows.reshape(-1, 19, 19)
+    (win_w, win_h), (height, width) = model.window, level.shape
+    rows, cols = height - win_h, width - win_w   # OpenCV: no window on the last row or column
+    windows = np.lib.stride_tricks.sliding_window_view(level, (win_h, win_w))[:rows, :cols]
+    windows = windows.reshape(-1, win_h, win_w)
     inner = windows[:, 1:-1, 1:-1].astype(np.float64)
     area = inner[0].size
     nf = np.sqrt(np.maximum(area * (inner ** 2).sum(axis=(1, 2))
@@ -139,7 +144,8 @@ def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, phot
     for step in (1, 2):
         scanner = LevelScanner(model, threshold, pruning=False, like_opencv=True)
         xs, ys, _ = scanner.scan(level, step=step)
-        inside = (xs < level.shape[1] - 19) & (ys < level.shape[0] - 19)
+        inside = ((xs < level.shape[1] - model.window[0])
+                  & (ys < level.shape[0] - model.window[1]))
         ours = sorted(zip(ys[inside].tolist(), xs[inside].tolist()))
         expected = opencv_row_loop(model, level, step, threshold)
         assert ours == sorted(map(tuple, expected.tolist()))
@@ -158,10 +164,12 @@ def window_agreement(model, cbcl, tmp_path, seed: int) -> float:
     opencv = cv2.CascadeClassifier(str(path))
     assert not opencv.empty()
     rng = np.random.default_rng(seed)
-    windows = cbcl.images[rng.choice(len(cbcl.images), 4000, replace=False)]
+    seen = framed_windows(cbcl.images, cbcl.labels, model.window, model_framing(model))
+    windows = seen[rng.choice(len(seen), 4000, replace=False)]
     ours = model.decision_function(windows) > model.threshold
-    theirs = np.array([len(opencv.detectMultiScale(w, 1.5, 0, minSize=(19, 19),
-                                                   maxSize=(19, 19))) > 0 for w in windows])
+    theirs = np.array([len(opencv.detectMultiScale(w, 1.5, 0, minSize=model.window,
+                                                   maxSize=model.window)) > 0
+                       for w in windows])
     assert ours.sum() > 300 and (~ours).sum() > 300
     return float(np.mean(ours == theirs))
 
@@ -197,7 +205,7 @@ def box_agreement(model, greys, params, tmp_path) -> tuple[int, int, int]:
     ours_total = theirs_total = matched = 0
     for grey in greys:
         ours = detect_faces(grey, model, params).windows
-        theirs = np.asarray(opencv.detectMultiScale(grey, 1.1, 3, minSize=(19, 19)))
+        theirs = np.asarray(opencv.detectMultiScale(grey, 1.1, 3, minSize=model.window))
         theirs = theirs.reshape(-1, 4)
         ours_total += len(ours)
         theirs_total += len(theirs)
@@ -211,15 +219,16 @@ def test_detect_and_opencv_find_the_same_boxes(cascade, tmp_path):
 
     from facedetect.detector.detect import DetectionParams
 
-    params = DetectionParams(scale_factor=1.1, step="auto", min_size=19,
+    params = DetectionParams(scale_factor=1.1, step="auto", min_size=cascade.window[0],
                              threshold=cascade.threshold, min_neighbors=3)
     greys = [to_grey(Image.fromarray(getattr(data, name)()))
              for name in ("astronaut", "coffee", "chelsea", "camera")]
     ours, theirs, matched = box_agreement(cascade, greys, params, tmp_path)
     assert ours > 10
-    # Measured: 108 and 109 boxes, 107 matched. Before step "auto" left out the windows
-    # OpenCV never scores (flat ones, and the one after a first-stage rejection), 155 and
-    # 109, 105 matched; with the stumps of the two models before, 67/67 and 99/99 now.
+    # Measured with the 24x24 default's stumps: 127 and 128 boxes, 127 matched (the 19x19
+    # one's: 108 and 109, 107). Before step "auto" left out the windows OpenCV never
+    # scores (flat ones, and the one after a first-stage rejection), 155 and 109, 105
+    # matched; with the stumps of the two models before, 67/67 and 99/99 now.
     assert abs(ours - theirs) <= 0.03 * theirs
     assert matched >= 0.95 * ours
 

@@ -31,17 +31,26 @@ def model():
 
 
 @pytest.fixture(scope="module")
+def seen(model, cbcl):
+    """CBCL's windows as the shipped model sees them: its window and framing."""
+    from facedetect.data.cbcl import framed_windows
+    from facedetect.pipeline.wild import model_framing
+    return framed_windows(cbcl.images, cbcl.labels, model.window, model_framing(model))
+
+
+@pytest.fixture(scope="module")
 def astronaut():
     from skimage import data
     return to_grey(Image.fromarray(data.astronaut()))
 
 
-def test_cbcl_patch_scanned_in_place_scores_as_in_training(model, cbcl):
+def test_cbcl_patch_scanned_in_place_scores_as_in_training(model, seen):
     rng = np.random.default_rng(0)
+    width, height = model.window
     for index in (0, 5, 2500, 6000):
-        patch = cbcl.images[index]
-        canvas = rng.integers(0, 256, (40, 50)).astype(np.uint8)
-        canvas[11:30, 7:26] = patch
+        patch = seen[index]
+        canvas = rng.integers(0, 256, (height + 21, width + 31)).astype(np.uint8)
+        canvas[11:11 + height, 7:7 + width] = patch
         scanner = LevelScanner(model, threshold=-np.inf, early_rejection=False)
         xs, ys, scores = scanner.scan(canvas, step=1)
         at = np.flatnonzero((xs == 7) & (ys == 11))
@@ -54,8 +63,9 @@ def test_scan_equals_scoring_every_cut_out_window(model, astronaut, step, thresh
     """Oracle: the kernel (with its exact early rejection) accepts exactly the windows whose
     cut-out patch the model scores above the threshold, with the same scores."""
     level = cv2.resize(astronaut, (128, 128), interpolation=cv2.INTER_AREA)  # face ~24 px
-    patches = np.lib.stride_tricks.sliding_window_view(level, (19, 19))[::step, ::step]
-    expected = model.decision_function(patches.reshape(-1, 19, 19)).reshape(patches.shape[:2])
+    shape = model.window[::-1]
+    patches = np.lib.stride_tricks.sliding_window_view(level, shape)[::step, ::step]
+    expected = model.decision_function(patches.reshape(-1, *shape)).reshape(patches.shape[:2])
     rows, cols = np.nonzero(expected > threshold)
     xs, ys, scores = LevelScanner(model, threshold, pruning=False).scan(level, step=step)
     assert len(rows) > 0
@@ -142,11 +152,11 @@ def test_early_rejection_changes_no_decision(model, astronaut, threshold):
 
 
 @pytest.mark.parametrize("threshold", [-10.0, -15.0])
-def test_pruning_keeps_every_training_face_and_only_drops_windows(model, cbcl, astronaut,
-                                                                  threshold):
+def test_pruning_keeps_every_training_face_and_only_drops_windows(model, cbcl, seen,
+                                                                  astronaut, threshold):
     """Learnt rejection (pruning) on faces it was learnt from loses none of those the full
     model accepts; on an image it keeps a subset of the exact windows, with equal scores."""
-    faces = cbcl.images[cbcl.labels == 1][::7]
+    faces = seen[cbcl.labels == 1][::7]
     pruned_model = model.with_rejection(faces, reference=-20.0)
     exact = LevelScanner(pruned_model, threshold, pruning=False)
     pruned = LevelScanner(pruned_model, threshold)
@@ -162,13 +172,13 @@ def test_pruning_keeps_every_training_face_and_only_drops_windows(model, cbcl, a
 
 
 def test_soft_rejection_loses_at_most_its_budget_of_the_faces_above_the_threshold(model,
-                                                                                   cbcl):
+                                                                                   cbcl, seen):
     """Oracle (brute force): the recorded loss is the share of the faces scoring above the
     threshold whose running score falls under a level somewhere; it is within budget, the
     next bolder quantile is not, budget 0 is the minimum (direct backward pruning), and
     the scanner drops exactly the faces the levels say."""
     from facedetect.detector.pruning import QUANTILES
-    faces = cbcl.images[cbcl.labels == 1]
+    faces = seen[cbcl.labels == 1]
     scores = model.running_scores(faces)
     threshold = float(np.quantile(scores[:, -1], 0.3))
     above = scores[scores[:, -1] > threshold]
@@ -220,8 +230,8 @@ def test_learnt_levels_move_down_in_proportion_to_the_alpha_spent(model):
                                                            pruning=False), learnt))
 
 
-def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, tmp_path):
-    pruned = model.with_rejection(cbcl.images[cbcl.labels == 1][:50])
+def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, seen, tmp_path):
+    pruned = model.with_rejection(seen[cbcl.labels == 1][:50])
     path = pruned.save(tmp_path / "m.json")
     loaded = HaarDetectorModel.load(path)
     np.testing.assert_array_equal(loaded.rejection[1], pruned.rejection[1])
@@ -346,15 +356,17 @@ def test_pyramid_scales_and_steps():
 
 
 def test_small_faces_are_found_on_enlarged_levels(model, astronaut):
-    # At 100 px the face box is about 30 px: a window of 15, below the trained 19.
-    # Windows of 19 give boxes of at least 38 (BOX_SCALE 2); only enlarged levels give the
-    # face's own smaller box.
+    # At 100 px the face box is about 30 px: a window below the trained one (19x19 at
+    # BOX_SCALE 2 gives boxes of at least 38; the 24x24 model's derived box scale the
+    # same). Only enlarged levels give the face's own smaller box.
+    side, box_scale = model.window[0], detect_module.box_mapping(model)[0]
+    smallest = side * box_scale
     small = cv2.resize(astronaut, (100, 100), interpolation=cv2.INTER_AREA)
-    params = DetectionParams(min_size=19, min_neighbors=2)
-    assert all(w >= 38 for _, _, w, _ in detect_faces(small, model, params).boxes)
-    params.min_size = 12
+    params = DetectionParams(min_size=side, min_neighbors=2)
+    assert all(w >= smallest - 1e-6 for _, _, w, _ in detect_faces(small, model, params).boxes)
+    params.min_size = round(side * 12 / 19)
     found = detect_faces(small, model, params)
-    assert any(abs(x + w / 2 - 43) < 6 and abs(y + h / 2 - 26) < 6 and w < 38
+    assert any(abs(x + w / 2 - 43) < 6 and abs(y + h / 2 - 26) < 6 and w < smallest
                for x, y, w, h in found.boxes)
 
 
@@ -448,16 +460,17 @@ def test_checkerboard_becomes_three_rectangles():
     assert opencv_rects(rects) == [(2, 3, 8, 10, 1.0), (2, 3, 4, 5, -2.0), (6, 8, 4, 5, -2.0)]
 
 
-def test_exported_cascade_agrees_with_us_per_window(model, cbcl, tmp_path):
+def test_exported_cascade_agrees_with_us_per_window(model, seen, tmp_path):
     path = tmp_path / "cascade.xml"
     path.write_text(cascade_xml(model, 0.0))
     cascade = cv2.CascadeClassifier(str(path))
     assert not cascade.empty()
     rng = np.random.default_rng(1)
-    windows = cbcl.images[rng.choice(len(cbcl.images), 5000, replace=False)]
+    windows = seen[rng.choice(len(seen), 5000, replace=False)]
     ours = model.decision_function(windows) > 0
-    theirs = np.array([len(cascade.detectMultiScale(w, 1.5, 0, minSize=(19, 19),
-                                                    maxSize=(19, 19))) > 0 for w in windows])
+    theirs = np.array([len(cascade.detectMultiScale(w, 1.5, 0, minSize=model.window,
+                                                    maxSize=model.window)) > 0
+                       for w in windows])
     assert ours.sum() > 500 and (~ours).sum() > 500
     assert np.mean(ours == theirs) >= 0.999
 

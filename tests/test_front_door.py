@@ -65,14 +65,14 @@ def test_detect_takes_a_path_a_pil_image_or_an_array_alike(tmp_path):
     Image.fromarray(rgb).save(path)
     boxes = [facedetect.detect(image).boxes
              for image in (rgb, Image.fromarray(rgb), path, str(path), rgb / 255.0)]
-    assert len(boxes[0]) >= 1   # her face (and, with the shipped model, the shuttle)
+    assert len(boxes[0]) >= 1   # her face
     for other in boxes[1:]:
         np.testing.assert_array_equal(other, boxes[0])
     # the model's own operating point, unless overridden
     assert len(facedetect.detect(rgb, threshold=1e9).boxes) == 0
     with pytest.raises(FacedetectError, match="shape"):
         facedetect.detect(np.zeros((4, 4, 2)))
-    with pytest.raises(FacedetectError, match="smaller than the 19x19 window"):
+    with pytest.raises(FacedetectError, match="smaller than the 24x24 window"):
         facedetect.detect(np.zeros((10, 40), np.uint8))
     with pytest.raises(FacedetectError, match="min_neighbors"):
         facedetect.detect(rgb, min_neighbors=-1)
@@ -87,7 +87,7 @@ def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
         "models", "default.json").read_bytes())
     assert facedetect.load_model(copy).n_stumps == default.n_stumps
     assert facedetect.load_model(default) is default
-    windows = np.random.default_rng(0).integers(0, 256, (5, 19, 19), dtype=np.uint8)
+    windows = np.random.default_rng(0).integers(0, 256, (5, *default.window[::-1]), dtype=np.uint8)
     assert default.decision_function(windows).shape == (5,)
     assert set(default.predict(windows)) <= {0, 1}
     with pytest.raises(FacedetectError):

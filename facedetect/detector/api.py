@@ -70,7 +70,7 @@ def load_model(model: str | os.PathLike | HaarDetectorModel | None = None
     --------
     >>> model = load_model("default")
     >>> model.window, model.n_stumps > 0
-    ((19, 19), True)
+    ((24, 24), True)
     """
     if isinstance(model, HaarDetectorModel):
         return model
@@ -173,7 +173,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> from skimage import data
     >>> found = detect(data.astronaut())
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [163, 61, 124, 124]
+    [159, 59, 132, 132]
     """
     model, params, scanner = prepare(model, exact, **overrides)
     source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"

@@ -80,11 +80,13 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
     --------
     >>> import importlib.resources
     >>> from facedetect.detector.model import HaarDetectorModel
+    >>> import cv2
     >>> from facedetect.data.synthetic import make_toy_windows
     >>> model = HaarDetectorModel.load(
     ...     importlib.resources.files("facedetect") / "models" / "default.json")
     >>> data = make_toy_windows(200, seed=0)
-    >>> faces = data.images[data.labels == 1]
+    >>> faces = np.stack([cv2.resize(face, model.window) for face in
+    ...                   data.images[data.labels == 1]])       # 19x19 toys, 24x24 model
     >>> thresholds, quantile, loss = soft_rejection_thresholds(
     ...     model, faces, threshold=-50.0, max_loss=0.0, reference=-np.inf)
     >>> thresholds.shape, quantile, loss
