@@ -73,8 +73,9 @@ def test_the_recipe_window_depends_on_the_faces_from_the_wild():
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"window": (7, 24)}, "window must be"), ({"window": (24,)}, "window must be"),
-    ({"window": (24.0, 24)}, "window must be"), ({"framing": float("nan")}, "framing"),
+    ({"window": (7, 24)}, "window sides"), ({"window": (24,)}, "window must be"),
+    ({"window": (24.0, 24)}, "window must be"), ({"window": 24}, "window must be"),
+    ({"window": (200, 200)}, "Haar features"), ({"framing": float("nan")}, "framing"),
     ({"framing": 0.5}, "framing"), ({"framing": True}, "framing"),
     ({"max_features": 0}, "max_features"), ({"max_features": 1.5}, "max_features"),
     ({"max_features": True}, "max_features")])

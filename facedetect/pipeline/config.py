@@ -13,6 +13,7 @@ import numpy as np
 from ..training.splits import balanced_subset, stratified_holdout
 from ..costs import check_cost
 from ..data.cbcl import FRAMING, WINDOW as CBCL_WINDOW
+from ..data.positives import parse_window
 from ..errors import FacedetectError
 from ..training.algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
 from ..training.operating_point import CALIBRATIONS, check_prior
@@ -303,11 +304,12 @@ def _check_max_features(max_features) -> None:
 
 
 def _check_window(window, framing) -> None:
-    if window is not None and not (
-            len(window) == 2 and all(isinstance(side, (int, np.integer))
-                                     and not isinstance(side, bool) and 8 <= side <= 64
-                                     for side in window)):
-        raise FacedetectError(f"window must be two integer sides in 8..64, got {window!r}")
+    if window is not None:
+        if not (isinstance(window, (tuple, list)) and len(window) == 2
+                and all(isinstance(side, (int, np.integer)) and not isinstance(side, bool)
+                        for side in window)):
+            raise FacedetectError(f"window must be two integer sides, got {window!r}")
+        parse_window(f"{window[0]}x{window[1]}")   # sides and pool size, as --window
     if framing is not None and not (isinstance(framing, (float, int))
                                     and not isinstance(framing, bool) and 1 <= framing <= 3):
         raise FacedetectError("framing must be a number of eye distances in [1, 3], got "
