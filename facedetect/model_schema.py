@@ -31,6 +31,9 @@ TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "c
              "n_features", "stumps", "features", "training", "operating_point", "detection",
              "stages", "sha256"}
 
+# A window's width in eye distances where a model records none: CBCL's 19x19 window's.
+CBCL_FRAMING = 1.75
+
 
 def digest(document: dict) -> str:
     """SHA-256 of the document without its ``sha256`` field, in canonical JSON."""
@@ -175,6 +178,19 @@ def _check_features(path, features, stumps):
                        "threshold per stump")
 
 
+def model_framing(document: dict) -> float:
+    """How many eye distances wide a model's window frames a face: its training config's
+    ``framing``, else CBCL's (every model trained before framings were recorded).
+
+    Examples
+    --------
+    >>> model_framing({"training": {"config": {"framing": 2.2}}}), model_framing({})
+    (2.2, 1.75)
+    """
+    framing = ((document.get("training") or {}).get("config") or {}).get("framing")
+    return CBCL_FRAMING if framing is None else float(framing)
+
+
 def _check_training(path, training):
     """The training record: free-form diagnostics, but the fields code reads are typed."""
     if not isinstance(training, dict):
@@ -185,6 +201,12 @@ def _check_training(path, training):
     if "data_sha256" in config and not (isinstance(config["data_sha256"], str)
                                         and len(config["data_sha256"]) == 64):
         fail(path, "training.config.data_sha256 must be a SHA-256 in hex")
+    if config.get("framing") is not None and not is_finite(config["framing"], 1, 3):
+        fail(path, "training.config.framing must be null or a number of eye distances in "
+                   "[1, 3]")
+    if config.get("window") is not None and not is_list(
+            config["window"], lambda side: is_finite(side, 8, 256) and side == int(side), 2, 2):
+        fail(path, "training.config.window must be null or two whole sides in 8..256")
     if "heldout_names" in training and not is_list(training["heldout_names"],
                                                    lambda n: isinstance(n, str)):
         fail(path, "training.heldout_names must be a list of file names")

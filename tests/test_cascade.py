@@ -17,7 +17,7 @@ from facedetect.detector.scan import LevelScanner
 from facedetect.images import to_grey
 from facedetect.model_file import reseal
 from facedetect.model_schema import check_document
-from facedetect.pipeline.wild import model_framing
+from facedetect.model_schema import model_framing
 
 
 def cascade_of(model: HaarDetectorModel, counts, thresholds) -> HaarDetectorModel:
@@ -164,7 +164,8 @@ def window_agreement(model, cbcl, tmp_path, seed: int) -> float:
     opencv = cv2.CascadeClassifier(str(path))
     assert not opencv.empty()
     rng = np.random.default_rng(seed)
-    seen = framed_windows(cbcl.images, cbcl.labels, model.window, model_framing(model))
+    seen = framed_windows(cbcl.images, cbcl.labels, model.window,
+                          model_framing(model.document))
     windows = seen[rng.choice(len(seen), 4000, replace=False)]
     ours = model.decision_function(windows) > model.threshold
     theirs = np.array([len(opencv.detectMultiScale(w, 1.5, 0, minSize=model.window,

@@ -34,8 +34,9 @@ def model():
 def seen(model, cbcl):
     """CBCL's windows as the shipped model sees them: its window and framing."""
     from facedetect.data.cbcl import framed_windows
-    from facedetect.pipeline.wild import model_framing
-    return framed_windows(cbcl.images, cbcl.labels, model.window, model_framing(model))
+    from facedetect.model_schema import model_framing
+    return framed_windows(cbcl.images, cbcl.labels, model.window,
+                          model_framing(model.document))
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,12 @@ from skimage.transform import AffineTransform, warp
 
 from facedetect.data.cbcl import FRAMING, framed_windows
 from facedetect.data.wild_faces import eye_line_for, window_transform
-from facedetect.detector.detect import window_to_box
+from facedetect.detector.detect import box_mapping, framing_box, params_for, window_to_box
+from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
+from facedetect.model_file import reseal, save_document
 from facedetect.pipeline.config import (TrainConfig, check_config, resolved_window,
                                         trains_cbcl_faces)
-from facedetect.pipeline.image_point import framing_box
 
 
 def test_framed_faces_match_scikit_image_and_non_faces_are_resized():
@@ -68,6 +69,8 @@ def test_the_recipe_window_depends_on_the_faces_from_the_wild():
     assert not trains_cbcl_faces(resolved_window(TrainConfig(), wild_faces=True))
     with pytest.raises(FacedetectError, match="needs faces from the wild"):
         resolved_window(TrainConfig(window=(24, 24)), wild_faces=False)
+    with pytest.raises(FacedetectError, match="must be square"):
+        resolved_window(TrainConfig(window=(24, 20)), wild_faces=True)
     # a tighter or equal framing cuts CBCL's faces, so needs no faces from the wild
     assert resolved_window(TrainConfig(window=(24, 24), framing=1.75), False).framing == 1.75
 
@@ -82,3 +85,34 @@ def test_the_recipe_window_depends_on_the_faces_from_the_wild():
 def test_bad_windows_framings_and_feature_counts_are_refused(fields, message):
     with pytest.raises(FacedetectError, match=message):
         check_config(TrainConfig(**fields))
+
+
+def _shipped_document() -> dict:
+    import copy
+
+    from facedetect.detector.api import shipped_model_path
+    return copy.deepcopy(HaarDetectorModel.load(shipped_model_path()).document)
+
+
+def test_a_model_without_an_image_operating_point_boxes_and_scans_by_its_framing():
+    # --no-bootstrap at the 24x24 recipe gives no detection section: the box and the
+    # smallest scan still follow the window and framing the model records.
+    document = _shipped_document()
+    assert document["training"]["config"]["framing"] == 2.2
+    document.pop("detection")
+    document["features"].pop("rejection", None)
+    model = HaarDetectorModel.from_document(reseal(document))
+    assert box_mapping(model) == (1.590909, 0.079545)
+    assert params_for(model).min_size == max(model.window) == 24
+
+
+@pytest.mark.parametrize("field, value", [("framing", "x"), ("framing", 0.5),
+                                          ("framing", [2.2]), ("window", [24]),
+                                          ("window", [24, 2.5]), ("window", "24x24")])
+def test_a_model_file_with_a_bad_window_or_framing_is_refused(tmp_path, field, value):
+    document = _shipped_document()
+    document["training"]["config"][field] = value
+    path = tmp_path / "m.json"
+    save_document(path, document)
+    with pytest.raises(FacedetectError, match=f"training.config.{field}"):
+        HaarDetectorModel.load(path)

@@ -13,13 +13,14 @@ from PIL import Image, UnidentifiedImageError
 
 from ..images import to_grey
 from ..errors import FacedetectError
+from ..model_schema import CBCL_FRAMING
 from .cbcl_files import CLASSES, read_archive, read_folder
 from .locate import ARCHIVE_NAME, find_cbcl
 
 WINDOW = 19
 # A CBCL window is 1.75 eye distances wide, its eye line 0.28 of its side below its top
 # (fitted to the CBCL mean face: the faces folder's PROVENANCE.md).
-FRAMING = 1.75
+FRAMING = CBCL_FRAMING
 SPLITS = ("train", "test")
 # The counts of the official archive; a download that differs is not the CBCL set.
 OFFICIAL_COUNTS = {"train": {"face": 2429, "non-face": 4548},

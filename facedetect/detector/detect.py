@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..model_schema import LEGACY_PYRAMID, PYRAMIDS
+from ..model_schema import CBCL_FRAMING, LEGACY_PYRAMID, PYRAMIDS, model_framing
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
 from .pyramid import Pyramid
@@ -124,7 +124,9 @@ def params_for(model, **overrides) -> DetectionParams:
     >>> params_for(Plain(), min_neighbors=5)
     DetectionParams(scale_factor=1.1, step='refine', min_size=19, max_size=None, threshold=1.5, min_neighbors=5, neighbor_margin=0.0, pyramid='area')
     """
-    settings = {"threshold": float(model.threshold)}
+    # without an image operating point, scanned from its own window's size
+    settings = {"threshold": float(model.threshold),
+                "min_size": max(getattr(model, "window", (DetectionParams.min_size,)))}
     if model.detection is not None:
         settings = {name: model.detection.get(name, LEGACY_PYRAMID) if name == "pyramid"
                     else model.detection[name] for name in SCAN_FIELDS}
@@ -173,12 +175,30 @@ class Detections:
     seconds: float
 
 
+def framing_box(framing: float) -> dict:
+    """The box mapping for a window ``framing`` eye distances wide: the face box, in eye
+    distances, that CBCL's window gives with ``BOX_SCALE`` and ``BOX_SHIFT`` (none at
+    CBCL's framing: those are the defaults).
+
+    Examples
+    --------
+    >>> framing_box(1.75), framing_box(2.2)
+    ({}, {'box_scale': 1.590909, 'box_shift': 0.079545})
+    """
+    if framing == CBCL_FRAMING:
+        return {}
+    return {"box_scale": round(BOX_SCALE * CBCL_FRAMING / framing, 6),
+            "box_shift": round(BOX_SHIFT * CBCL_FRAMING / framing, 6)}
+
+
 def box_mapping(model) -> tuple[float, float]:
     """``(scale, shift)`` from a model's windows to its object boxes: its own (a detector
-    of other objects trained on crops of the object: 1 and 0), else the face boxes'."""
+    of other objects trained on crops of the object: 1 and 0), else the face boxes' for
+    the framing it was trained at (:func:`framing_box`)."""
     detection = getattr(model, "detection", None) or {}
-    return (float(detection.get("box_scale", BOX_SCALE)),
-            float(detection.get("box_shift", BOX_SHIFT)))
+    face = framing_box(model_framing(getattr(model, "document", None) or {}))
+    return (float(detection.get("box_scale", face.get("box_scale", BOX_SCALE))),
+            float(detection.get("box_shift", face.get("box_shift", BOX_SHIFT))))
 
 
 def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,

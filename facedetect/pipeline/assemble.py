@@ -19,7 +19,8 @@ from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point
 from .config import THRESHOLD_RULES, TrainConfig
-from .image_point import framing_box, image_operating_point, with_soft_rejection
+from ..detector.detect import framing_box
+from .image_point import image_operating_point, with_soft_rejection
 
 
 class Split(NamedTuple):

@@ -161,6 +161,9 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     2.2
     """
     window = tuple(config.window or (WILD_WINDOW if wild_faces else (CBCL_WINDOW,) * 2))
+    if window[0] != window[1]:
+        raise FacedetectError(f"a one-stage window must be square (its framing is its width "
+                              f"in eye distances), got {window[0]}x{window[1]}")
     framing = config.framing or (FRAMING if window == (CBCL_WINDOW,) * 2 else WILD_FRAMING)
     if framing > FRAMING and not wild_faces:
         raise FacedetectError(f"a window framing {framing:g} eye distances needs faces from "

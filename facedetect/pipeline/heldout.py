@@ -6,8 +6,8 @@ import numpy as np
 
 from ..data.cbcl import framed_windows
 from ..errors import FacedetectError
+from ..model_schema import model_framing
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost, roc_points
-from .wild import model_framing
 
 
 def _evaluation_indices(model, data, split: str = "heldout"):
@@ -75,8 +75,9 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     indices = _evaluation_indices(model, data, split)
     # A model whose window frames more than CBCL's scores CBCL's windows framed as it was
     # trained to see them (its calibration windows were the same).
+    framing = model_framing(model.document)
     scores = model.decision_function(framed_windows(
-        data.images[indices], data.labels[indices], tuple(model.window), model_framing(model)))
+        data.images[indices], data.labels[indices], tuple(model.window), framing))
     labels = data.labels[indices] == 1
     point = model.operating_point
     cost = tuple(point["cost"]) if point else tuple(model.cost)

@@ -28,9 +28,8 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..data.cbcl import FRAMING
-from ..detector.detect import (BOX_SCALE, BOX_SHIFT, DetectionParams, group_detections,
-                               params_for, scan_raw, scanner_for)
+from ..detector.detect import (DetectionParams, group_detections, params_for, scan_raw,
+                               scanner_for)
 from .bootstrap import MINING_PYRAMID, _picture
 
 # On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
@@ -151,18 +150,3 @@ def with_soft_rejection(model, train_faces: np.ndarray, held_out_pictures,
                          "false_alarms_per_megapixel"])
     return soft.with_detection(detection)
 
-
-def framing_box(framing: float) -> dict:
-    """The ``detection`` section's box mapping for a window ``framing`` eye distances wide:
-    the face box, in eye distances, that CBCL's window gives with the scanner's
-    ``BOX_SCALE`` and ``BOX_SHIFT`` (none at CBCL's framing: those are the defaults).
-
-    Examples
-    --------
-    >>> framing_box(1.75), framing_box(2.2)
-    ({}, {'box_scale': 1.590909, 'box_shift': 0.079545})
-    """
-    if framing == FRAMING:
-        return {}
-    return {"box_scale": round(BOX_SCALE * FRAMING / framing, 6),
-            "box_shift": round(BOX_SHIFT * FRAMING / framing, 6)}

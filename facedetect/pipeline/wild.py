@@ -18,6 +18,7 @@ from ..data.wild_faces import (HELDOUT_FRACTION, WildFaces, eye_line_for, face_w
                                heldout_mask)
 from ..detector.detect import detect_faces, params_for
 from ..errors import FacedetectError
+from ..model_schema import model_framing
 from .augment import wild_training_windows
 
 
@@ -169,7 +170,7 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     scored on the same fixed held-out part.
     """
     held = heldout_faces(model, faces)
-    framing = model_framing(model)
+    framing = model_framing(model.document)
     windows, kept = face_windows(held, tuple(model.window), framing=framing,
                                  eye_line=eye_line_for(framing))
     if len(windows) == 0:
@@ -188,9 +189,3 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     report["crop_box_max_eye_distances"] = crops.max_eye_distances
     return report
 
-
-def model_framing(model) -> float:
-    """How many eye distances wide the model's window frames a face: its training
-    config's ``framing`` (models made before it was recorded: CBCL's)."""
-    config = (model.document.get("training") or {}).get("config") or {}
-    return float(config.get("framing") or FRAMING)
