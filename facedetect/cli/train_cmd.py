@@ -274,8 +274,9 @@ def _wild_faces(args, warn, config: TrainConfig | None = None):
     faces = load_wild_faces(folder, warn=warn)
     held = int(heldout_mask(faces.groups).sum())
     joined = "join CBCL's faces"
-    if config is not None and not trains_cbcl_faces(resolved_window(config, True)):
-        width, height = resolved_window(config, True).window
+    wide = resolved_window(config, True) if config is not None else None
+    if wide is not None and not trains_cbcl_faces(wide):
+        width, height = wide.window
         joined = (f"train the {width}x{height} window with CBCL's non-faces (CBCL's faces, "
                   "cut tighter, only calibrate and measure)")
     return faces, (f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held "

@@ -16,6 +16,7 @@ from ..data.cbcl import FRAMING, WINDOW as CBCL_WINDOW
 from ..data.positives import parse_window
 from ..errors import FacedetectError
 from ..training.algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
+from ..training.boosting import check_max_features
 from ..training.operating_point import CALIBRATIONS, check_prior
 
 ALGORITHM_CHOICES = tuple(ALGORITHMS)
@@ -273,7 +274,10 @@ def check_config(config: TrainConfig) -> None:
             and not isinstance(config.posterize, bool) and 0 <= config.posterize <= 1):
         raise FacedetectError(f"posterize must be a fraction in [0, 1], got "
                               f"{config.posterize!r}")
-    _check_max_features(config.max_features)
+    try:
+        check_max_features(config.max_features)    # the estimators' own rule
+    except ValueError as error:
+        raise FacedetectError(str(error)) from None
     _check_window(config.window, config.framing)
     if not (isinstance(config.seed, (int, np.integer)) and 0 <= config.seed < 2**32):
         raise FacedetectError(f"seed must be an integer in 0..2^32-1, got {config.seed!r}")
@@ -292,18 +296,6 @@ def check_config(config: TrainConfig) -> None:
     if not -1e6 < config.bootstrap_threshold < 1e6:
         raise FacedetectError(f"bootstrap_threshold must be a finite number, got "
                               f"{config.bootstrap_threshold}")
-
-
-def _check_max_features(max_features) -> None:
-    if max_features is None or isinstance(max_features, bool):
-        ok = max_features is None
-    elif isinstance(max_features, (int, np.integer)):
-        ok = 1 <= max_features <= 10**7
-    else:
-        ok = isinstance(max_features, float) and 0 < max_features <= 1
-    if not ok:
-        raise FacedetectError("max_features must be None, a fraction in (0, 1] or a count "
-                              f"of features in 1..10^7, got {max_features!r}")
 
 
 def _check_window(window, framing) -> None:

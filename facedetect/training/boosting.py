@@ -36,7 +36,8 @@ from .rules import RULES, RoundState, on_features, select_binned
 from .stumps import presort, stump_predict, stump_threshold
 
 
-def _check_max_features(max_features) -> None:
+def check_max_features(max_features) -> None:
+    """Refuse a ``max_features`` that is not None, a fraction in (0, 1] or a count."""
     if max_features is None:
         return
     if isinstance(max_features, (bool, np.bool_)):
@@ -161,7 +162,7 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
             raise ValueError(f"selection must be 'root' or 'loss', got {self.selection!r}")
         if self.search not in ("conditional", "exhaustive"):
             raise ValueError(f"search must be 'conditional' or 'exhaustive', got {self.search!r}")
-        _check_max_features(self.max_features)
+        check_max_features(self.max_features)
 
     def _round_features(self, round_index: int, n_features: int) -> np.ndarray | None:
         """The features round ``round_index`` searches (increasing), None for all."""
