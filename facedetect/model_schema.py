@@ -269,3 +269,16 @@ def _check_detection(path, detection):
         fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
     if detection.get("pyramid", LEGACY_PYRAMID) not in PYRAMIDS:
         fail(path, "detection.pyramid must be 'area' or 'linear'")
+    _check_opencv_point(path, detection.get("opencv"))
+
+
+def _check_opencv_point(path, point):
+    """The staged OpenCV export's operating point (:mod:`.pipeline.image_point`)."""
+    if point is None:
+        return
+    if not (isinstance(point, dict) and is_finite(point.get("threshold"))
+            and is_int(point.get("min_neighbors"), 0, 1000)
+            and is_finite(point.get("scale_factor"), 1.001, 10)
+            and is_list(point.get("cuts"), lambda c: is_int(c, 1, MAX_STUMPS), 1, 64)):
+        fail(path, "detection.opencv needs a finite threshold, min_neighbors 0..1000, a "
+                   "scale_factor in [1.001, 10] and a list of stage cuts")

@@ -4,29 +4,53 @@ from __future__ import annotations
 
 import argparse
 
-from ..detector.detect import params_for
+from ..detector.detect import box_mapping, params_for
 from ..detector.export import export_opencv
 from .common import check_writable, finite_float
 from ..detector.api import load_model
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("export-opencv", help="write an OpenCV cascade XML")
+    parser = subparsers.add_parser(
+        "export-opencv", help="write an OpenCV cascade XML",
+        description="Write the model as a cascade that cv2.CascadeClassifier loads. A "
+                    "one-stage model with learnt rejection is cut into stages at its "
+                    "rejection levels, with the threshold chosen at training for "
+                    "detectMultiScale's defaults (scale 1.1, 3 neighbours).")
     parser.add_argument("model", help="model file, or 'default' or 'cascade' for a shipped "
                                       "model")
     parser.add_argument("out", help="XML file to write")
     parser.add_argument("--threshold", type=finite_float,
-                        help="stage threshold: the detection threshold to bake in "
-                             "(default: the one detect uses, the model's own)")
+                        help="the last stage's threshold: the detection threshold to bake "
+                             "in (default: the model's own for OpenCV's scan, else the one "
+                             "detect uses)")
+    parser.add_argument("--one-stage", action="store_true",
+                        help="write a one-stage model as one stage of all its stumps, "
+                             "which OpenCV evaluates in full at every window")
     parser.set_defaults(func=run)
+
+
+def exported_form(model, threshold: float | None, one_stage: bool = False):
+    """``(model to write, last-stage threshold)``: a one-stage model with learnt rejection
+    cut into stages (:mod:`..detector.staging`) unless ``one_stage``."""
+    point = (model.detection or {}).get("opencv")
+    if model.stages or one_stage or model.rejection is None:
+        return model, params_for(model, threshold=threshold).threshold
+    from ..detector.staging import DEFAULT_CUTS, staged_model
+    if threshold is None:
+        threshold = point["threshold"] if point else params_for(model).threshold
+    staged = staged_model(model, threshold, point["cuts"] if point else DEFAULT_CUTS)
+    return staged, threshold
 
 
 def run(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     out = check_writable(args.out, "out")
-    threshold = params_for(model, threshold=args.threshold).threshold
-    export_opencv(model, out, threshold)
-    stages = len(model.stages) if model.stages else 1
-    print(f"wrote {out}: {stages} stage{'s' if stages > 1 else ''} of {model.n_stumps} "
-          f"stumps in all, last stage threshold {threshold:g}")
+    exported, threshold = exported_form(model, args.threshold, args.one_stage)
+    export_opencv(exported, out, threshold)
+    stages = len(exported.stages) if exported.stages else 1
+    scale, shift = box_mapping(model)
+    print(f"wrote {out}: {stages} stage{'s' if stages > 1 else ''} of {exported.n_stumps} "
+          f"stumps in all, last stage threshold {threshold:g}; face box: the window "
+          f"scaled by {scale:g} about its centre, moved down {shift:g} of its side")
     return 0

@@ -20,7 +20,7 @@ from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point
 from .config import THRESHOLD_RULES, TrainConfig
 from ..detector.detect import framing_box
-from .image_point import image_operating_point, with_soft_rejection
+from .image_point import image_operating_point, opencv_operating_point, with_soft_rejection
 
 
 class Split(NamedTuple):
@@ -108,6 +108,10 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
             if train_faces is not None and len(train_faces):
                 model = with_soft_rejection(model, train_faces, run.negatives.held_out,
                                             progress=run.progress, warn=run.warn)
+                # The staged export's threshold for OpenCV's own scan (export-opencv).
+                opencv = opencv_operating_point(model, run.negatives.held_out, target,
+                                                run.progress, run.warn)
+                model = model.with_detection(dict(model.detection, opencv=opencv))
     except KeyboardInterrupt:
         raise run.interrupted(state, "while choosing the image operating point") from None
     detection = dict(model.detection, **framing_box(run.config.framing),

@@ -150,3 +150,42 @@ def with_soft_rejection(model, train_faces: np.ndarray, held_out_pictures,
                          "false_alarms_per_megapixel"])
     return soft.with_detection(detection)
 
+
+
+# OpenCV's detectMultiScale defaults: the staged export is run by users with them.
+OPENCV_MIN_NEIGHBORS = 3
+OPENCV_SCALE_FACTOR = 1.1
+# The export's threshold is searched this far below the image threshold: OpenCV's coarser
+# scan (step 2, 3 neighbours) raises fewer false alarms at a threshold, so its point lies
+# lower (6.9 lower for the shipped model).
+OPENCV_SEARCH_BELOW = 10.0
+
+
+def opencv_operating_point(model, held_out_pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
+                           progress: bool = False, warn=None) -> dict:
+    """The last-stage threshold of the staged OpenCV export (:mod:`..detector.staging`),
+    chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
+    at its defaults: the lowest threshold whose false alarms per megapixel on the held-out
+    pictures, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3
+    neighbours), are at most ``target`` from there up; then the rate at that threshold,
+    with the stage levels it bakes in, measured again. The scan runs the staged cascade
+    in our scanner, which keeps the windows OpenCV keeps (tests/test_cascade.py)."""
+    from ..detector.staging import DEFAULT_CUTS, staged_model
+    image_threshold = float(model.detection["threshold"])
+    low = image_threshold - OPENCV_SEARCH_BELOW
+    params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,
+                             scale_factor=OPENCV_SCALE_FACTOR, step="auto",
+                             min_size=max(model.window), pyramid="linear")
+    raw, megapixels = scan_pictures(staged_model(model, low), held_out_pictures, params,
+                                    progress, warn)
+    thresholds = np.linspace(low, image_threshold + 2.0, N_CANDIDATES)
+    rates = false_alarm_rates(raw, megapixels, thresholds, OPENCV_MIN_NEIGHBORS, 0.0)
+    threshold = float(thresholds[choose_image_threshold(thresholds, rates, target)])
+    params.threshold = threshold
+    raw, _ = scan_pictures(staged_model(model, threshold), held_out_pictures, params,
+                           progress, warn)
+    rate = false_alarm_rates(raw, megapixels, [threshold], OPENCV_MIN_NEIGHBORS, 0.0)[0]
+    return {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,
+            "scale_factor": OPENCV_SCALE_FACTOR, "cuts": list(DEFAULT_CUTS),
+            "target_false_alarms_per_megapixel": target,
+            "false_alarms_per_megapixel": round(float(rate), 4)}

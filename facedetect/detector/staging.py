@@ -1,0 +1,93 @@
+"""A one-stage detector with learnt rejection, cut into stages OpenCV can run.
+
+Our scanner rejects a window after any stump whose running score falls below that stump's
+rejection level (a soft cascade, :mod:`.pruning`). OpenCV's cascade format has no running
+score: each stage sums its own stumps from zero. A stage that holds *every* stump up to a
+cut, though, sums exactly the running score there, so stage ``k`` holding stumps
+``0 .. c_k - 1`` with the rejection level at ``c_k - 1`` as its threshold rejects what the
+soft cascade rejects at that stump. The staged form checks only at the cuts, so it keeps a
+window the soft cascade would have dropped in between: it is at least as permissive, and
+its last stage (every stump, at the detection threshold) decides exactly as the one-stage
+model does.
+
+Repeating a prefix costs its stumps again for the windows that reach the next stage, and
+most windows die within the first few stumps, so cuts that grow geometrically keep the
+work within about twice the soft cascade's (``DEFAULT_CUTS``).
+
+Both our scanner and ``cv2.CascadeClassifier`` run the staged model as an ordinary
+cascade, so they agree window for window; :func:`~facedetect.detector.export.export_opencv`
+writes it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..errors import FacedetectError
+from ..model_file import reseal
+from .scan import reject_levels
+
+# Stumps at each cut. Chosen on windows of the training negative pictures (about 20
+# stumps a window against the soft cascade's 7.6; benchmarks/opencv_export.py).
+DEFAULT_CUTS = (4, 8, 16, 32, 64, 128, 256, 512)
+
+
+def stage_cuts(n_stumps: int, cuts=DEFAULT_CUTS) -> list[int]:
+    """The cuts below ``n_stumps``, then ``n_stumps`` itself.
+
+    >>> stage_cuts(100)
+    [4, 8, 16, 32, 64, 100]
+    """
+    kept = sorted({int(c) for c in cuts if 0 < int(c) < n_stumps})
+    return kept + [int(n_stumps)]
+
+
+def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
+    """``model`` (one stage) as a cascade of cumulative stages, for OpenCV.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        A one-stage model; its rejection levels at ``threshold`` (exact, and learnt where
+        it has them: :func:`.scan.reject_levels`) become the stage thresholds.
+    threshold : float
+        The detection threshold: the last stage's.
+    cuts : sequence of int
+        Stumps before each check (see :func:`stage_cuts`).
+
+    Returns
+    -------
+    HaarDetectorModel
+        A cascade whose stage ``k`` holds the first ``cuts[k]`` stumps; it carries the
+        model's ``detection`` section, and no rejection or window operating point.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> staged = staged_model(facedetect.load_model("default"), 13.6, cuts=(4, 8))
+    >>> [n for n, _ in staged.stages], staged.n_stumps
+    ([4, 8, 900], 912)
+    """
+    if model.stages:
+        raise FacedetectError("the model is already a cascade: export it as it is")
+    if not np.isfinite(threshold):
+        raise FacedetectError(f"the detection threshold must be finite, not {threshold}")
+    levels = reject_levels(model, float(threshold))
+    counts = stage_cuts(model.n_stumps, cuts)
+    document = copy.deepcopy(model.document)
+    features = document["features"]
+    order = np.concatenate([np.arange(c) for c in counts])
+    document["stumps"] = [document["stumps"][t] for t in order]
+    for key in ("rects", "pool_index"):
+        if key in features:
+            features[key] = [features[key][t] for t in order]
+    features.pop("rejection", None)
+    document.pop("operating_point", None)
+    # A window passes a stage on a sum above its threshold; the scanner stops one below
+    # its level: the float just under the level keeps the windows at it.
+    document["stages"] = [
+        {"stumps": int(c), "threshold": float(np.nextafter(levels[c - 1], -np.inf))}
+        for c in counts[:-1]] + [{"stumps": int(counts[-1]), "threshold": float(threshold)}]
+    return type(model).from_document(reseal(document))
