@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,3 +36,45 @@ def write_results(name: str, results: dict, markdown: str) -> None:
     (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / f"{name}.md").write_text(markdown)
     print(markdown)
+
+
+DEV_IMAGES = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mit-cmu-dev"
+
+
+def wild_benchmark_parser(description: str, label: str, repeat: int):
+    """The flags the wild-data benchmarks share: models, faces, development images,
+    repeats and the results' label."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--models", default="default,cascade")
+    parser.add_argument("--faces")
+    parser.add_argument("--dev", default=str(DEV_IMAGES))
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--label", default=label)
+    return parser
+
+
+def wild_data(faces: str | None):
+    """``(faces read, held-out negative pictures)``, or exit saying what to set."""
+    import os
+
+    from facedetect.data.negatives import find_negatives, negative_files, split_negatives
+    from facedetect.data.wild_faces import find_faces, load_wild_faces
+    folder = find_faces(faces)
+    negatives = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
+    if folder is None or negatives is None:
+        raise SystemExit("set FACEDETECT_FACES and FACEDETECT_NEGATIVES (or --faces)")
+    return (load_wild_faces(folder, warn=lambda line: None),
+            split_negatives(negative_files(negatives))[1])
+
+
+@contextlib.contextmanager
+def one_core_busy():
+    """A busy-loop process holding one core for the duration (the measurements 'with one
+    core busy')."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        busy.kill()
+        busy.wait()

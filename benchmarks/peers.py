@@ -24,16 +24,10 @@ Run (needs the ``peers`` extra, ``pip install -e '.[peers]'``)::
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from facedetect.data.negatives import find_negatives, negative_files, split_negatives
-from facedetect.data.wild_faces import find_faces, load_wild_faces
 from facedetect.detector.image_evaluation import (evaluation_images, inside_boxes,
                                                   iou_matrix, match, read_annotations)
 from facedetect.images import read_grey
@@ -41,7 +35,8 @@ from facedetect.pipeline.wild import crop_recall, heldout_faces
 from facedetect.threads import wait_passively
 
 from .cascade import IMAGES, median_seconds
-from .common import machine, write_results
+from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,
+                     write_results)
 from .peer_detectors import Detector, ours, peers
 from .wild_detectors import COMPARED, compared_only, grainy, pooled, posterised
 
@@ -180,37 +175,22 @@ def speed(detectors, repeat: int) -> dict:
 
 def main(argv=None) -> dict:
     wait_passively()   # as the detect command does
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="default,cascade")
+    parser = wild_benchmark_parser(__doc__.splitlines()[0], "peers", 5)
     parser.add_argument("--peers", default="opencv,mtcnn,dlib1,dlib2")
-    parser.add_argument("--faces")
-    parser.add_argument("--dev", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                             / "datasets" / "mit-cmu-dev"))
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--label", default="peers")
     args = parser.parse_args(argv)
-    faces_folder = find_faces(args.faces)
-    negatives = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
-    if faces_folder is None or negatives is None:
-        raise SystemExit("set FACEDETECT_FACES and FACEDETECT_NEGATIVES (or --faces)")
+    faces, held_pictures = wild_data(args.faces)
     names = args.models.split(",")
     detectors = [ours(name) for name in names] + peers(args.peers.split(","))
-    faces = load_wild_faces(faces_folder, warn=lambda line: None)
     import facedetect
     held = heldout_faces(facedetect.load_model(names[0]), faces)
-    _, held_pictures = split_negatives(negative_files(negatives))
     results = {"machine": machine(), "detectors": [d.name for d in detectors],
                "budgets": BUDGETS}
     results["dev"] = development(detectors, Path(args.dev))
     results["crops"] = crops(detectors, held)
     results["false_alarms_per_mpx"] = false_alarms(detectors, held_pictures)
     results["seconds_per_mpx"] = speed(detectors, args.repeat)
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
+    with one_core_busy():
         results["seconds_per_mpx_one_core_busy"] = speed(detectors, args.repeat)
-    finally:
-        busy.kill()
-        busy.wait()
     from .peers_report import markdown, plot_curves
     plot_curves(results, args.label)
     write_results(args.label, results, markdown(results, args.label))

@@ -26,10 +26,6 @@ Run: ``python -m benchmarks.wild_detectors --models default,cascade [--label NAM
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -37,15 +33,14 @@ import cv2
 import numpy as np
 
 from facedetect.detector.api import load_model
-from facedetect.data.negatives import find_negatives, negative_files, split_negatives
-from facedetect.data.wild_faces import find_faces, load_wild_faces
 from facedetect.pipeline.augment import posterize_window
 from facedetect.pipeline.wild import crop_recall, heldout_faces
 from facedetect.detector.detect import detect_faces, params_for
 from facedetect.threads import wait_passively
 
 from .cascade import IMAGES, OPENCV, dev_images, geometric_ratio, median_seconds
-from .common import machine, write_results
+from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,
+                     write_results)
 from .detector_training import heldout_negatives
 
 COMPARED = ("mtfl", "mtfl-sun2013", "caltech-webfaces")
@@ -101,20 +96,9 @@ def pooled(recall: dict, sources) -> float:
 
 def main(argv=None) -> dict:
     wait_passively()   # as the detect command does
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="default,cascade")
-    parser.add_argument("--faces")
-    parser.add_argument("--dev", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                             / "datasets" / "mit-cmu-dev"))
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--label", default="wild_detectors")
+    parser = wild_benchmark_parser(__doc__.splitlines()[0], "wild_detectors", 3)
     args = parser.parse_args(argv)
-    faces_folder = find_faces(args.faces)
-    negatives = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
-    if faces_folder is None or negatives is None:
-        raise SystemExit("set FACEDETECT_FACES and FACEDETECT_NEGATIVES (or --faces)")
-    faces = load_wild_faces(faces_folder, warn=lambda line: None)
-    _, held_pictures = split_negatives(negative_files(negatives))
+    faces, held_pictures = wild_data(args.faces)
     names = args.models.split(",")
     models = {name: load_model(name) for name in names}
     results = {"machine": machine(), "models": {}, "opencv": {}}
@@ -156,12 +140,8 @@ def main(argv=None) -> dict:
     for row in baseline.get("opencv", []):
         results["opencv"][row["cascade"]]["dev"] = row
     results["speed"] = speed(models, args.repeat)
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
+    with one_core_busy():
         results["speed_one_core_busy"] = speed(models, args.repeat)
-    finally:
-        busy.kill()
-        busy.wait()
     write_results(args.label, results, _markdown(results, names))
     return results
 

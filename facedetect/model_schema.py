@@ -244,7 +244,13 @@ def _check_operating_point(path, point):
             and point.get("applies_to", "windows") == "windows"):
         fail(path, "operating_point needs a finite threshold, two positive costs, a prior "
                    "in (0, 1), a known rule and source")
+    if point.get("calibration_faces", WILD_CALIBRATION) != WILD_CALIBRATION:
+        fail(path, f"operating_point.calibration_faces must be {WILD_CALIBRATION!r}")
     _check_calibration(path, point.get("calibration"))
+
+
+# The one value a window operating point calibrated on faces from the wild records.
+WILD_CALIBRATION = "held-back faces from the wild"
 
 
 def _check_detection(path, detection):

@@ -226,6 +226,23 @@ def test_heldout_split_keeps_a_subject_on_one_side_and_does_not_move():
     assert 0.05 < held.mean() < 0.15
 
 
+def test_calibration_faces_are_neither_trained_on_nor_held_out():
+    from facedetect.data.wild_faces import WildFaces
+    from facedetect.pipeline.wild import split_wild_faces
+    n = 400
+    crops = [np.full((40, 40), k % 256, np.uint8) for k in range(n)]
+    eyes = np.tile([12.0, 15.0, 28.0, 15.0], (n, 1))
+    names = [f"face{k}" for k in range(n)]
+    faces = WildFaces(crops, eyes, names, names, [""] * n, "f", "0" * 64)
+    plain = split_wild_faces(faces, (19, 19), mirror=False, jitter=0, seed=0)
+    split = split_wild_faces(faces, (19, 19), mirror=False, jitter=0, seed=0, calibrate=True)
+    kept = split.record["calibration_faces"]
+    assert len(plain.calibration) == 0 and 0 < kept == len(split.calibration) < 0.1 * n
+    assert len(split.heldout) == len(plain.heldout)
+    assert len(split.train) + kept == len(plain.train)
+    assert len(split.train) + kept + len(split.heldout) == n
+
+
 def test_the_fingerprint_follows_the_images_and_the_csv_on_disk(tmp_path):
     rows = [f"f{k}.png,set,p{k},15,20,35,20" for k in range(10)]
     folder = write_faces(tmp_path / "faces", rows)
@@ -369,7 +386,15 @@ def test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces(
     assert (detection["box_scale"], detection["box_shift"]) == (1.590909, 0.079545)
     record = model.document["training"]["wild_faces"]
     trained = int(re.search(r"trained on (\d+) faces", result.stdout).group(1))
-    assert trained == record["train_faces"]    # CBCL's faces only calibrate and measure
+    assert trained == record["train_faces"]    # CBCL's faces only measure
+    # The window operating point is calibrated on wild faces held back from boosting,
+    # beside CBCL's calibration non-faces, at the CBCL split's prior.
+    point = model.document["operating_point"]
+    assert record["calibration_faces"] > 0
+    assert point["calibration_faces"] == "held-back faces from the wild"
+    cbcl_calibration = model.document["training"]["calibration_size"]
+    # its non-faces: CBCL's calibration split less that split's faces
+    assert 0 < point["n_calibration"] - record["calibration_faces"] < cbcl_calibration
     report = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder),
                      "--json")
     assert report.returncode == 0, report.stderr

@@ -241,7 +241,13 @@ def describe_operating_point(point: dict | None) -> str:
     extreme = f"; at the extreme: {point['extreme']}" if point["extreme"] else ""
     return (f"operating point: threshold {point['threshold']:+.4f} ({how}, cost "
             f"{point['cost'][0]:g},{point['cost'][1]:g}, prior {point['prior']:.3f}, "
-            f"{point['n_calibration']} calibration windows{extreme})")
+            f"{point['n_calibration']} calibration windows{_calibrated_on(point)}{extreme})")
+
+
+def _calibrated_on(point: dict) -> str:
+    """Which faces calibrated a window operating point, where not CBCL's."""
+    faces = point.get("calibration_faces")
+    return f": {faces} and CBCL's non-faces" if faces else ""
 
 
 def print_json(data) -> None:

@@ -7,7 +7,9 @@ import sys
 
 from ..data import load_cbcl
 from ..errors import FacedetectError
+from ..data.cbcl import FRAMING
 from ..data.wild_faces import find_faces, load_wild_faces
+from ..model_schema import model_framing
 from ..pipeline.wild import evaluate_wild_faces
 from ..pipeline.heldout import evaluate
 from ..detector.api import load_model
@@ -57,7 +59,14 @@ def run(args: argparse.Namespace) -> int:
         print("warning: training windows, figures are optimistic", file=sys.stderr)
     cp, cn = report["cost"]
     point = report["operating_point"]
-    print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, {args.split} split")
+    print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, "
+          f"{model.window[0]}x{model.window[1]} windows")
+    print(f"CBCL's {args.split} split ({_split_words(args.split)}), each window cut at "
+          f"the model's framing ({model_framing(model.document):g} eye distances):")
+    if model_framing(model.document) > FRAMING:
+        print(f"  CBCL's faces span {FRAMING:g} eye distances, tighter than this window: the "
+              "model never trained on faces cut so, and the faces missed here are not its "
+              "recall (the faces from the wild below are); the false alarms are its own")
     if model.stages:
         print(f"  a cascade of {len(model.stages)} stages; a window passes a stage when its "
               "sum is above the stage's threshold; the thresholds below are the last stage's")
@@ -85,8 +94,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _split_words(split: str) -> str:
+    """What a CBCL split is, in words."""
+    return {"heldout": "never trained on", "train": "trained on: optimistic"}[split]
+
+
 def _print_wild(wild: dict, folder) -> None:
-    print(f"held-out faces from the wild ({folder}): {wild['faces']} faces")
+    print(f"held-out faces from the wild ({folder}): {wild['faces']} faces never trained on, "
+          "cut as the model was trained to see them")
     print(f"  windows found at the window operating point {wild['window_threshold']:+.4f}: "
           f"{wild['window_recall']:.4f}; at detect's threshold {wild['image_threshold']:+.4f}:"
           f" {wild['window_recall_at_image_threshold']:.4f}")

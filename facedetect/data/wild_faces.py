@@ -55,6 +55,9 @@ CENTRE_BELOW_EYES = 0.385
 OUTSIDE_TOLERANCE = 0.15
 SHRINK_SLACK = 1.25
 HELDOUT_FRACTION = 0.1
+# The next part of the subjects (by the same salted hash), kept from boosting to calibrate
+# the window operating point of a model whose window only the wild faces fill.
+CALIBRATION_FRACTION = 0.05
 _HELDOUT_SALT = b"facedetect-wild-faces-heldout-v1"
 # The terms each set of ../shared/datasets/faces states (its PROVENANCE.md).
 KNOWN_TERMS = {
@@ -334,6 +337,22 @@ def heldout_mask(groups: list[str], fraction: float = HELDOUT_FRACTION) -> np.nd
     cut = int(fraction * 2**32)
     return np.array([int.from_bytes(hashlib.sha256(_HELDOUT_SALT + g.encode()).digest()[:4],
                                     "big") < cut for g in groups], dtype=bool)
+
+
+def calibration_mask(groups: list[str], fraction: float = CALIBRATION_FRACTION
+                     ) -> np.ndarray:
+    """True for the faces that calibrate rather than train: the ``fraction`` of the
+    groups next after the held-out part on the same salted hash (so never held out, and
+    a subject on one side only).
+
+    Examples
+    --------
+    >>> groups = [f"person{k}" for k in range(10000)]
+    >>> mask = calibration_mask(groups)
+    >>> bool(0.04 < mask.mean() < 0.06), bool((mask & heldout_mask(groups)).any())
+    (True, False)
+    """
+    return heldout_mask(groups, HELDOUT_FRACTION + fraction) & ~heldout_mask(groups)
 
 
 def eye_line_for(framing: float) -> float:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..detector.model import HaarDetectorModel
+from ..model_schema import WILD_CALIBRATION
 from ..interrupts import terminate_as_interrupt
 from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
@@ -51,15 +52,28 @@ def haar_features(pool_index, pool) -> dict:
 
 
 def _window_operating_point(model: HaarDetectorModel, images, labels,
-                           config: TrainConfig) -> dict:
-    """The operating point on the calibration windows, as the model file stores it."""
+                           config: TrainConfig, faces=None) -> dict:
+    """The operating point on the calibration windows, as the model file stores it. With
+    ``faces`` (windows of held-back faces from the wild), those are the calibration faces
+    and CBCL's calibration non-faces the non-faces; the prior stays CBCL's calibration
+    split's unless one is given, so that the faces' count does not move the threshold."""
+    prior = config.prior
+    if faces is not None:
+        prior = float(np.mean(labels == 1)) if prior is None else prior
+        images = np.concatenate([images[labels == 0], faces])
+        labels = np.concatenate([np.zeros(int((labels == 0).sum()), labels.dtype),
+                                 np.ones(len(faces), labels.dtype)])
     point = choose_operating_point(model.decision_function(images), labels == 1, config.cost,
-                                   prior=config.prior, calibration=config.calibration,
+                                   prior=prior, calibration=config.calibration,
                                    rule=THRESHOLD_RULES[config.threshold_rule])
-    return dict(point.as_dict(), raw_threshold=0.0, applies_to="windows")
+    record = dict(point.as_dict(), raw_threshold=0.0, applies_to="windows")
+    if faces is not None:
+        record["calibration_faces"] = WILD_CALIBRATION
+    return record
 
 
-def assemble_model(run, estimator, state, cbcl, split: Split, base) -> HaarDetectorModel:
+def assemble_model(run, estimator, state, cbcl, split: Split, base,
+                   calibration_faces=None) -> HaarDetectorModel:
     config = run.config
     train, held, calibration = split
     training = {
@@ -87,7 +101,7 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base) -> HaarDetec
         point_start = time.perf_counter()
         model = haar_detector_model(estimator, run.pool)
         point = _window_operating_point(model, cbcl.images[calibration],
-                                       cbcl.labels[calibration], config)
+                                       cbcl.labels[calibration], config, calibration_faces)
         training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
     model = haar_detector_model(estimator, run.pool, training, point, config.cost)
     # Learnt rejection thresholds for the scanner, from the faces it was trained on only.

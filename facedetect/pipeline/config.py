@@ -178,6 +178,13 @@ def trains_cbcl_faces(config: TrainConfig) -> bool:
     return config.framing is None or config.framing <= FRAMING
 
 
+def calibrates_on_wild_faces(config: TrainConfig) -> bool:
+    """Whether the window operating point is calibrated on held-back faces from the wild
+    (where they are given): when CBCL's faces are not boosted on, being cut tighter than
+    the window, and there is a calibration split."""
+    return not trains_cbcl_faces(config) and bool(config.calibration_split)
+
+
 def make_estimator(config: TrainConfig, rounds: int | None = None):
     """The estimator ``config.algorithm`` names (:mod:`.algorithms`), seeded, for
     ``rounds`` rounds (default ``config.rounds``)."""

@@ -27,7 +27,8 @@ from .assemble import Split, assemble_model, with_image_point
 from .bootstrap import NegativeSet
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
 from .config import (TrainConfig, calibration_indices, check_config, check_data,
-                     resolved_window, split_indices, training_windows, trains_cbcl_faces)
+                     calibrates_on_wild_faces, resolved_window, split_indices,
+                     training_windows, trains_cbcl_faces)
 from .run import Run, RunOptions, boost_stage, estimator_from_state, mine_stage
 from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
 from .wild import split_wild_faces
@@ -152,14 +153,18 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     held_faces = framed.images[held[cbcl.labels[held] == 1]]
     wild = None
     if faces is not None:
+        # A window only the wild faces fill is calibrated on wild faces held back from
+        # boosting, not on CBCL's faces cut tighter than it.
         wild = split_wild_faces(faces, config.window, config.mirror, config.jitter,
-                                config.seed, config.grain, config.posterize, config.framing)
+                                config.seed, config.grain, config.posterize, config.framing,
+                                calibrate=calibrates_on_wild_faces(config))
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
     estimator, state, y = _boost_and_mine(run, base, state)
     model = assemble_model(run, estimator, state, framed, Split(train, held, calibration),
-                           base)
+                           base, wild.calibration if wild is not None and len(
+                               wild.calibration) else None)
     if negatives is not None and negatives.held_out and config.bootstrap_rounds:
         model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
                                  train_faces=base[0][base[1] == 1])

@@ -14,8 +14,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..data.cbcl import FRAMING
-from ..data.wild_faces import (HELDOUT_FRACTION, WildFaces, eye_line_for, face_windows,
-                               heldout_mask)
+from ..data.wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFaces,
+                               calibration_mask, eye_line_for, face_windows, heldout_mask)
 from ..detector.detect import detect_faces, params_for
 from ..errors import FacedetectError
 from ..model_schema import model_framing
@@ -23,20 +23,24 @@ from .augment import wild_training_windows
 
 
 class _WildSplit(NamedTuple):
-    """The training windows, the held-out faces' windows and the model's record of both."""
+    """The training windows, the held-out faces' windows, the calibration faces' windows
+    (empty unless asked for) and the model's record of them."""
 
     train: np.ndarray
     heldout: np.ndarray
     record: dict
+    calibration: np.ndarray
 
 
 def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
                      seed: int, grain: float = 0.0, posterize: float = 0.0,
-                     framing: float = FRAMING) -> _WildSplit:
+                     framing: float = FRAMING, calibrate: bool = False) -> _WildSplit:
     """Training windows of the faces outside the held-out part (``grain`` and
     ``posterize``: see :func:`.augment.degraded`), and the held-out faces' plain windows
     (level eyes, no jitter, no mirror, no grain, all grey levels), each window
-    ``framing`` eye distances wide.
+    ``framing`` eye distances wide. With ``calibrate``, the faces of
+    :func:`~facedetect.data.wild_faces.calibration_mask` are not trained on: their plain
+    windows calibrate the window operating point.
 
     Examples
     --------
@@ -50,23 +54,32 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
     (46, 4)
     """
     held = heldout_mask(faces.groups)
-    train_windows, kept = wild_training_windows(faces.subset(~held), window, mirror, jitter,
-                                                seed, grain, posterize, framing)
+    calibrating = calibration_mask(faces.groups) if calibrate else np.zeros_like(held)
+    train_windows, kept = wild_training_windows(faces.subset(~held & ~calibrating), window,
+                                                mirror, jitter, seed, grain, posterize,
+                                                framing)
     held_windows, held_kept = face_windows(faces.subset(held), window, framing=framing,
                                            eye_line=eye_line_for(framing))
+    calibration_windows, calibration_kept = face_windows(
+        faces.subset(calibrating), window, framing=framing, eye_line=eye_line_for(framing))
     record = {"source": faces.source, "sha256": faces.fingerprint, "faces": len(faces),
               "rows_skipped": faces.skipped, "train_faces": int(len(train_windows)),
               "heldout_faces": int(len(held_windows)),
-              "windows_off_crop": int((~kept).sum() + (~held_kept).sum()),
+              "windows_off_crop": int((~kept).sum() + (~held_kept).sum()
+                                      + (~calibration_kept).sum()),
               "heldout_rule": f"{HELDOUT_FRACTION:g} of the subjects (each face its own "
                               "where the subject is unknown; subjects that share a "
                               "byte-identical image as one), by salted hash",
               "mirror": bool(mirror), "jitter": bool(jitter), "terms": faces.terms()}
+    if calibrate:
+        record["calibration_faces"] = int(len(calibration_windows))
+        record["calibration_rule"] = (f"the next {CALIBRATION_FRACTION:g} of the subjects "
+                                      "after the held-out part, on the same hash")
     if grain:
         record["grain"] = float(grain)
     if posterize:
         record["posterize"] = float(posterize)
-    return _WildSplit(train_windows, held_windows, record)
+    return _WildSplit(train_windows, held_windows, record, calibration_windows)
 
 
 # A detection finds a face when it holds both eye centres and is not much wider than the
