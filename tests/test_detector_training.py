@@ -11,7 +11,8 @@ import pytest
 
 from facedetect.data import load_cbcl
 from facedetect.data.negatives import (find_negatives, fingerprint, is_held_out,
-                                       negative_files, split_negatives)
+                                       negative_files, split_negatives,
+                                       split_training_negatives)
 from facedetect.detector.detect import DetectionParams, detect_faces, params_for
 from facedetect.errors import DataNotFoundError, FacedetectError
 from facedetect.pipeline.bootstrap import (MiningState, NegativeSet, hard_negatives,
@@ -81,7 +82,7 @@ def test_without_a_folder_training_warns_once_and_uses_skimage(tmp_path, monkeyp
     lines = []
     found = NegativeSet.find(warn=lines.append)
     assert len(lines) == 1 and "./data/negatives" in lines[0] and "--negatives" in lines[0]
-    assert len(found.mining) == 16 and found.held_out == []
+    assert len(found.mining) == 16 and found.calibration == []
 
 
 @pytest.fixture(scope="module")
@@ -123,19 +124,21 @@ def test_an_interrupted_bootstrap_resumes_to_the_identical_model(small_cbcl, tmp
     data = load_cbcl(small_cbcl)
     negatives = NegativeSet.find(_write_pictures(tmp_path / "neg", 80, size=(70, 70)))
     config = plain_config((1, 5), 5, bootstrap_rounds=2, bootstrap_limit=120)
+    import facedetect.pipeline.bootstrap as bootstrap
+    original = bootstrap.positive_windows
+    calls = {"n": 0, "stop": None}
+
+    def counted(*args, **kwargs):   # pictures scanned by mining, counted; one interrupted
+        calls["n"] += 1
+        if calls["n"] == calls["stop"]:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+    monkeypatch.setattr(bootstrap, "positive_windows", counted)
     whole = train_detector(config, data, out=tmp_path / "whole.json", progress=False,
                            negatives=negatives).model
     assert len(whole.document["training"]["bootstrap"]["stages"]) == 2
-    import facedetect.pipeline.bootstrap as bootstrap
-    original = bootstrap.positive_windows
-    calls = {"n": 0}
-
-    def interrupted(*args, **kwargs):   # the second stage's mining, 7 pictures in
-        calls["n"] += 1
-        if calls["n"] == 60 + 7:
-            raise KeyboardInterrupt
-        return original(*args, **kwargs)
-    monkeypatch.setattr(bootstrap, "positive_windows", interrupted)
+    # The second stage's mining, a few pictures before its end.
+    calls["n"], calls["stop"] = 0, calls["n"] - 3
     out = tmp_path / "resumed.json"
     with pytest.raises(FacedetectError, match="interrupted while mining"):
         train_detector(config, data, out=out, progress=False, negatives=negatives)
@@ -257,7 +260,8 @@ def test_a_useless_negatives_folder_is_one_clear_error(small_cbcl, tmp_path, set
     assert len(errors) == 1 and "Traceback" not in result.stderr
     skipped = [line for line in result.stderr.splitlines() if "skipping" in line]
     assert len(skipped) == (0 if "no pictures" in message else
-                            len(split_negatives(negative_files(folder))[0]))
+                            len(split_training_negatives(
+                                split_negatives(negative_files(folder))[0])[0]))
 
 
 def test_an_unreadable_negatives_folder_is_one_error(tmp_path, monkeypatch):

@@ -161,7 +161,7 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--false-alarms", type=finite_float,
                        default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
                        help="image operating point: the false alarms per megapixel allowed "
-                            "on the held-out negative pictures (default "
+                            "on the calibration part of the negative pictures (default "
                             f"{TARGET_FALSE_ALARMS_PER_MPX:g})")
 
 

@@ -24,6 +24,9 @@ ENV_VAR = "FACEDETECT_NEGATIVES"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".pgm", ".ppm", ".pbm", ".bmp", ".tif", ".tiff",
                   ".webp")
 HELD_OUT_SHARE = 5  # one picture in five
+# Of the other pictures, one in this many sets the operating points (image, OpenCV's)
+# rather than being mined: the held-out fifth only measures.
+CALIBRATION_SHARE = 4
 
 
 def _negative_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
@@ -64,14 +67,37 @@ def is_held_out(path: Path) -> bool:
     >>> is_held_out(Path("a/neg-0001.jpg")) == is_held_out(Path("b/neg-0001.jpg"))
     True
     """
+    return _name_hash(path) % HELD_OUT_SHARE == 0
+
+
+def _name_hash(path: Path) -> int:
     digest = hashlib.sha256(Path(path).name.encode("utf-8", "surrogateescape")).digest()
-    return int.from_bytes(digest[:4], "little") % HELD_OUT_SHARE == 0
+    return int.from_bytes(digest[:4], "little")
 
 
 def split_negatives(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """``(mining part, held-out fifth)``."""
+    """``(training part, held-out fifth)``: the held-out fifth measures false alarms and
+    is never trained or calibrated on."""
     held = [p for p in files if is_held_out(p)]
     return [p for p in files if not is_held_out(p)], held
+
+
+def split_training_negatives(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """``(mining part, calibration part)`` of the training part: one picture in
+    ``CALIBRATION_SHARE`` (by its name alone) chooses the operating points.
+
+    Examples
+    --------
+    >>> names = [Path(f"neg-{k:04d}.jpg") for k in range(1000)]
+    >>> mining, calibration = split_training_negatives(split_negatives(names)[0])
+    >>> len(mining) + len(calibration) == len(split_negatives(names)[0])
+    True
+    >>> bool(0.15 < len(calibration) / len(names) < 0.25)
+    True
+    """
+    chosen = [(_name_hash(p) // HELD_OUT_SHARE) % CALIBRATION_SHARE == 0 for p in files]
+    return ([p for p, c in zip(files, chosen) if not c],
+            [p for p, c in zip(files, chosen) if c])
 
 
 def fingerprint(files: list[Path]) -> str:

@@ -3,7 +3,7 @@
 The document (:mod:`facedetect.model_file`) is the one form of a model. Here the estimator's
 stumps get their Haar rectangles and the training record, the window operating point comes
 from the calibration windows, learnt rejection from the training faces, and the image
-operating point from held-out negative pictures (:mod:`.image_point`).
+operating point from the calibration negative pictures (:mod:`.image_point`).
 """
 
 from __future__ import annotations
@@ -110,20 +110,21 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base,
 
 
 def with_image_point(run, model, state, held_faces, target, train_faces=None):
-    """``model`` with its image operating point from the held-out pictures and faces, and
-    with soft rejection learnt from ``train_faces`` where given (:mod:`.image_point`)."""
+    """``model`` with its image operating point from the calibration pictures and the
+    held-out faces, and with soft rejection learnt from ``train_faces`` where given
+    (:mod:`.image_point`)."""
     point_start = time.perf_counter()
     try:
         with terminate_as_interrupt():
-            detection = image_operating_point(model, run.negatives.held_out, held_faces,
+            detection = image_operating_point(model, run.negatives.calibration, held_faces,
                                               target, progress=run.progress, warn=run.warn,
                                               train_faces=train_faces)
             model = model.with_detection(detection)
             if train_faces is not None and len(train_faces):
-                model = with_soft_rejection(model, train_faces, run.negatives.held_out,
+                model = with_soft_rejection(model, train_faces, run.negatives.calibration,
                                             progress=run.progress, warn=run.warn)
                 # The staged export's threshold for OpenCV's own scan (export-opencv).
-                opencv = opencv_operating_point(model, run.negatives.held_out, target,
+                opencv = opencv_operating_point(model, run.negatives.calibration, target,
                                                 run.progress, run.warn)
                 model = model.with_detection(dict(model.detection, opencv=opencv))
     except KeyboardInterrupt:

@@ -54,11 +54,12 @@ def skimage_negatives() -> tuple[list[np.ndarray], list[str]]:
 
 @dataclass
 class NegativeSet:
-    """Face-free pictures: the part to mine (paths or grey arrays) and the held-out part
-    (paths) that measures false alarms; ``fingerprint`` identifies the folder's content."""
+    """Face-free pictures: the part to mine (paths or grey arrays) and the calibration part
+    (paths) that sets the operating points; ``fingerprint`` identifies the folder's
+    content. The folder's held-out fifth, which measures false alarms, is in neither."""
 
     mining: list
-    held_out: list
+    calibration: list
     source: str
     fingerprint: str
 
@@ -66,7 +67,8 @@ class NegativeSet:
     def find(cls, folder=None, warn=None) -> "NegativeSet":
         """The negatives folder found the way data is found (see
         :mod:`facedetect.data.negatives`), or scikit-image's pictures with a warning."""
-        from ..data.negatives import find_negatives, fingerprint, negative_files, split_negatives
+        from ..data.negatives import (find_negatives, fingerprint, negative_files,
+                                      split_negatives, split_training_negatives)
         found = find_negatives(folder)
         if found is None:
             (warn or print)("warning: no negatives folder found; bootstrapping from "
@@ -78,11 +80,13 @@ class NegativeSet:
         files = negative_files(found)
         if not files:
             raise FacedetectError(f"{found}: no pictures in the negatives folder")
-        mining, held = split_negatives(files)
+        training, _ = split_negatives(files)
+        mining, calibration = split_training_negatives(training)
         if not mining:
-            raise FacedetectError(f"{found}: all {len(files)} pictures fall in the held-out "
-                                  "fifth; add pictures")
-        return cls(mining, held, str(found), fingerprint(files))
+            raise FacedetectError(f"{found}: none of its {len(files)} pictures falls in the "
+                                  "mining part (a fifth is held out, a fifth of the rest "
+                                  "calibrates); add pictures")
+        return cls(mining, calibration, str(found), fingerprint(files))
 
 
 def dihedral_variants(image: np.ndarray) -> list[np.ndarray]:

@@ -6,8 +6,10 @@ thousands of windows, so what a user sees is the false alarms per megapixel afte
 and the faces found. This module chooses the threshold from data the model never trained
 on:
 
-- the held-out fifth of the negative pictures (:mod:`facedetect.data.negatives`), scanned
-  once, whose groups give the false alarms per megapixel at every candidate threshold;
+- the calibration part of the negative pictures (:mod:`facedetect.data.negatives`: a
+  fifth of the pictures outside the held-out fifth, never mined), scanned once, whose
+  groups give the false alarms per megapixel at every candidate threshold (the held-out
+  fifth only measures);
 - the held-out CBCL faces, whose window scores bound the threshold from below (no
   threshold below the score that keeps ``FACE_QUANTILE`` of them is tried: lower gains
   nothing at the window level).
@@ -19,7 +21,7 @@ development images never enter.
 
 Then soft rejection (:func:`facedetect.detector.pruning.soft_rejection_thresholds`) is set
 at the chosen threshold from the training faces, rejecting at most ``SOFT_REJECTION_LOSS``
-of those the model accepts there, and the held-out pictures are scanned once more to
+of those the model accepts there, and the calibration pictures are scanned once more to
 record the false alarms ``detect`` gives with it (it only removes windows).
 """
 
@@ -61,7 +63,7 @@ def scan_pictures(model, pictures, params: DetectionParams, progress: bool = Fal
     """Raw windows (rects, scores) of each readable picture, and the megapixels scanned."""
     scanner = scanner_for(model, params, parallel_min_windows=0)   # as mining does
     raw, megapixels = [], 0.0
-    for item in tqdm(pictures, desc="held-out negatives", unit="picture",
+    for item in tqdm(pictures, desc="calibration negatives", unit="picture",
                      disable=not progress, leave=False):
         picture = _picture(item, warn or (lambda line: None))
         if picture is None:
@@ -95,12 +97,12 @@ def choose_image_threshold(thresholds, rates, target: float) -> int:
     return int(np.argmax(suffix)) if suffix.any() else len(thresholds) - 1
 
 
-def image_operating_point(model, held_out_pictures, held_out_faces: np.ndarray,
+def image_operating_point(model, pictures, held_out_faces: np.ndarray,
                           target: float = TARGET_FALSE_ALARMS_PER_MPX,
                           progress: bool = False, warn=None,
                           train_faces: np.ndarray | None = None) -> dict:
     """The ``detection`` section of a model file (see the module docstring). With
-    ``train_faces``, the held-out pictures are scanned with soft rejection set at the
+    ``train_faces``, the calibration pictures are scanned with soft rejection set at the
     lowest candidate threshold (rejecting at most ``SOFT_REJECTION_LOSS`` of the training
     faces accepted there) rather than with the minimum levels: 13 s instead of 37 s for a
     900-stump model (docs/detector-training.md). ``detect``'s own soft rejection is set
@@ -112,7 +114,7 @@ def image_operating_point(model, held_out_pictures, held_out_faces: np.ndarray,
                            min_size=max(model.window))
     if train_faces is not None and len(train_faces):
         model = model.with_rejection(train_faces, threshold=low, max_loss=SOFT_REJECTION_LOSS)
-    raw, megapixels = scan_pictures(model, held_out_pictures, base, progress, warn)
+    raw, megapixels = scan_pictures(model, pictures, base, progress, warn)
     top = max([low] + [float(s.max()) for _, s in raw if len(s)])
     thresholds = np.linspace(low, top, N_CANDIDATES)
     rates = false_alarm_rates(raw, megapixels, thresholds, MIN_NEIGHBORS, NEIGHBOR_MARGIN)
@@ -125,13 +127,13 @@ def image_operating_point(model, held_out_pictures, held_out_faces: np.ndarray,
             "target_false_alarms_per_megapixel": target,
             "false_alarms_per_megapixel": round(float(rates[chosen]), 4),
             "heldout_face_window_recall": round(float(np.mean(face_scores > threshold)), 4),
-            "source": f"{len(raw)} held-out negative pictures ({megapixels:.1f} Mpx) and "
+            "source": f"{len(raw)} calibration negative pictures ({megapixels:.1f} Mpx) and "
                       f"{len(face_scores)} held-out faces",
             "curve": {"thresholds": [round(float(t), 4) for t in thresholds],
                       "false_alarms_per_megapixel": [round(float(r), 4) for r in rates]}}
 
 
-def with_soft_rejection(model, train_faces: np.ndarray, held_out_pictures,
+def with_soft_rejection(model, train_faces: np.ndarray, pictures,
                         max_loss: float = SOFT_REJECTION_LOSS, progress: bool = False,
                         warn=None):
     """``model`` (with an image operating point) with soft rejection at its image threshold,
@@ -142,7 +144,7 @@ def with_soft_rejection(model, train_faces: np.ndarray, held_out_pictures,
     soft = model.with_rejection(train_faces, threshold=detection["threshold"],
                                 max_loss=max_loss)
     params = params_for(soft)
-    raw, megapixels = scan_pictures(soft, held_out_pictures, params, progress, warn)
+    raw, megapixels = scan_pictures(soft, pictures, params, progress, warn)
     rate = false_alarm_rates(raw, megapixels, [params.threshold], params.min_neighbors,
                              params.neighbor_margin)[0]
     detection.update(false_alarms_per_megapixel=round(float(rate), 4),
@@ -157,32 +159,32 @@ OPENCV_MIN_NEIGHBORS = 3
 OPENCV_SCALE_FACTOR = 1.1
 # The export's threshold is searched this far below the image threshold: OpenCV's coarser
 # scan (step 2, 3 neighbours) raises fewer false alarms at a threshold, so its point lies
-# lower (6.9 lower for the shipped model).
+# lower (4.6 lower for the model shipped before the calibration pictures).
 OPENCV_SEARCH_BELOW = 10.0
 
 
-def opencv_operating_point(model, held_out_pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
+def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
                            progress: bool = False, warn=None) -> dict:
     """The last-stage threshold of the staged OpenCV export (:mod:`..detector.staging`),
     chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
-    at its defaults: the lowest threshold whose false alarms per megapixel on the held-out
-    pictures, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3
+    at its defaults: the lowest threshold whose false alarms per megapixel on the
+    calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3
     neighbours), are at most ``target`` from there up; then the rate at that threshold,
     with the stage levels it bakes in, measured again. The scan runs the staged cascade
-    in our scanner, which keeps the windows OpenCV keeps (tests/test_cascade.py)."""
+    in our scanner, which keeps the windows OpenCV keeps (tests/test_staging.py)."""
     from ..detector.staging import DEFAULT_CUTS, staged_model
     image_threshold = float(model.detection["threshold"])
     low = image_threshold - OPENCV_SEARCH_BELOW
     params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,
                              scale_factor=OPENCV_SCALE_FACTOR, step="auto",
                              min_size=max(model.window), pyramid="linear")
-    raw, megapixels = scan_pictures(staged_model(model, low), held_out_pictures, params,
+    raw, megapixels = scan_pictures(staged_model(model, low), pictures, params,
                                     progress, warn)
     thresholds = np.linspace(low, image_threshold + 2.0, N_CANDIDATES)
     rates = false_alarm_rates(raw, megapixels, thresholds, OPENCV_MIN_NEIGHBORS, 0.0)
     threshold = float(thresholds[choose_image_threshold(thresholds, rates, target)])
     params.threshold = threshold
-    raw, _ = scan_pictures(staged_model(model, threshold), held_out_pictures, params,
+    raw, _ = scan_pictures(staged_model(model, threshold), pictures, params,
                            progress, warn)
     rate = false_alarm_rates(raw, megapixels, [threshold], OPENCV_MIN_NEIGHBORS, 0.0)[0]
     return {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,

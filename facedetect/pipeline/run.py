@@ -36,8 +36,8 @@ class RunOptions:
     ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
     ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
     storage; compact features beyond it spill to a temporary file. The image operating
-    point allows ``false_alarm_target`` false alarms per megapixel on the held-out negative
-    pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
+    point allows ``false_alarm_target`` false alarms per megapixel on the calibration
+    negative pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
     ``client``, the features are computed and searched on its workers
     (:class:`.storage.FeatureSource`), to the same model.
 

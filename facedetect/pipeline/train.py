@@ -106,7 +106,7 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     as one window (:mod:`.wild`); the held-out ones join the held-out CBCL faces that
     bound the image operating point. With ``config.bootstrap_rounds`` K > 0, the model is
     trained K + 1 times: after each training, up to ``bootstrap_limit`` windows it accepts
-    on the negatives are added as hard negatives. The held-out pictures of a NegativeSet
+    on the negatives are added as hard negatives. The calibration pictures of a NegativeSet
     then choose the image operating point (:mod:`.image_point`).
 
     Examples
@@ -165,7 +165,7 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     model = assemble_model(run, estimator, state, framed, Split(train, held, calibration),
                            base, wild.calibration if wild is not None and len(
                                wild.calibration) else None)
-    if negatives is not None and negatives.held_out and config.bootstrap_rounds:
+    if negatives is not None and negatives.calibration and config.bootstrap_rounds:
         model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
                                  train_faces=base[0][base[1] == 1])
     seconds = time.perf_counter() - start
