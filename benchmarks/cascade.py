@@ -85,7 +85,9 @@ def geometric_ratio(rows, ours: str, theirs: str) -> float:
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cascade", default="cascade", help="cascade model (default: shipped)")
+    parser.add_argument("--cascade", default=str(Path(__file__).resolve().parents[1] / "tests"
+                                                 / "models" / "cascade.json"),
+                        help="cascade model (default: the reference cascade the tests use)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dev", default=str(Path(__file__).resolve().parents[2] / "shared"
                                              / "datasets" / "mit-cmu-dev"))

@@ -4,7 +4,7 @@ The front door::
 
     import facedetect
     found = facedetect.detect("group.jpg")          # the boxes `detect group.jpg` prints
-    model = facedetect.load_model("cascade")        # a shipped model, or a model file
+    model = facedetect.load_model("default")        # the shipped model, or a model file
     result = facedetect.train_detector(facedetect.TrainConfig(cost=(1, 10)))
 
 ``detect`` and ``load_model`` find faces (:mod:`facedetect.detector.api`);

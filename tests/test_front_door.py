@@ -79,9 +79,13 @@ def test_detect_takes_a_path_a_pil_image_or_an_array_alike(tmp_path):
 
 
 def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
-    default, cascade = facedetect.load_model("default"), facedetect.load_model("cascade")
+    from .test_cascade import REFERENCE_CASCADE
+    default, cascade = facedetect.load_model("default"), facedetect.load_model(REFERENCE_CASCADE)
     assert type(default) is type(cascade) is facedetect.HaarDetectorModel
     assert cascade.stages and not default.stages
+    # The cascade that shipped before: one line saying what stands in for it.
+    with pytest.raises(FacedetectError, match="no longer shipped.*export-opencv default"):
+        facedetect.load_model("cascade")
     copy = tmp_path / "mine.json"
     copy.write_bytes(importlib.resources.files("facedetect").joinpath(
         "models", "default.json").read_bytes())

@@ -101,7 +101,7 @@ def _scratch(tmp_path_factory) -> Path:
     return _SCRATCH["path"]
 
 
-CASCADE = SHIPPED.parent / "cascade.json"
+CASCADE = Path(__file__).resolve().parent / "models" / "cascade.json"
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,7 @@ def add_parser(subparsers) -> None:
                     "one-stage model with learnt rejection is cut into stages at its "
                     "rejection levels, with the threshold chosen at training for "
                     "detectMultiScale's defaults (scale 1.1, 3 neighbours).")
-    parser.add_argument("model", help="model file, or 'default' or 'cascade' for a shipped "
-                                      "model")
+    parser.add_argument("model", help="model file, or 'default' for the shipped model")
     parser.add_argument("out", help="XML file to write")
     parser.add_argument("--threshold", type=finite_float,
                         help="the last stage's threshold: the detection threshold to bake "
