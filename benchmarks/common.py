@@ -46,7 +46,7 @@ def wild_benchmark_parser(description: str, label: str, repeat: int):
     repeats and the results' label."""
     import argparse
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--models", default="default,cascade")
+    parser.add_argument("--models", default="default")
     parser.add_argument("--faces")
     parser.add_argument("--dev", default=str(DEV_IMAGES))
     parser.add_argument("--repeat", type=int, default=repeat)

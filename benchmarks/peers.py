@@ -184,7 +184,8 @@ def main(argv=None) -> dict:
     import facedetect
     held = heldout_faces(facedetect.load_model(names[0]), faces)
     results = {"machine": machine(), "detectors": [d.name for d in detectors],
-               "budgets": BUDGETS}
+               "budgets": BUDGETS,
+               "sha256": {n: facedetect.load_model(n).document["sha256"] for n in names}}
     results["dev"] = development(detectors, Path(args.dev))
     results["crops"] = crops(detectors, held)
     results["false_alarms_per_mpx"] = false_alarms(detectors, held_pictures)

@@ -73,6 +73,12 @@ def test_shared_negatives_hold_out_a_fifth(negatives_dir):
     mining, held = split_negatives(negative_files(negatives_dir))
     assert len(mining) + len(held) == 2516
     assert abs(len(held) / 2516 - 0.2) < 0.02
+    # Training mines three fifths and calibrates on one: never on the held-out fifth.
+    found = NegativeSet.find(negatives_dir)
+    assert not set(found.mining) & set(found.calibration)
+    assert not (set(found.mining) | set(found.calibration)) & set(held)
+    assert len(found.mining) + len(found.calibration) == len(mining)
+    assert abs(len(found.calibration) / 2516 - 0.2) < 0.03
 
 
 def test_without_a_folder_training_warns_once_and_uses_skimage(tmp_path, monkeypatch):

@@ -278,7 +278,7 @@ def _wild_faces(args, warn, config: TrainConfig | None = None):
     if wide is not None and not trains_cbcl_faces(wide):
         width, height = wide.window
         joined = (f"train the {width}x{height} window with CBCL's non-faces (CBCL's faces, "
-                  "cut tighter, only calibrate and measure)")
+                  "cut tighter, only measure; the next 5% of the wild subjects calibrate)")
     return faces, (f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held "
                    f"out) {joined}; --no-wild-faces trains on CBCL's only")
 
@@ -333,11 +333,12 @@ def _report(args, out, config: TrainConfig, result) -> None:
 
 def add_parser(subparsers) -> None:
     configure(subparsers.add_parser("train", aliases=["train-detector"],
-                                   help="train a detector on CBCL"))
+                                   help="train a face detector"))
 
 
 def main(argv=None) -> int:
-    return standalone_main("train-detector", "Train a cost-sensitive face detector on CBCL.", configure, argv)
+    return standalone_main("train-detector", "Train a cost-sensitive face detector.", configure,
+                           argv)
 
 
 if __name__ == "__main__":

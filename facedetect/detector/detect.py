@@ -427,7 +427,7 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
     ...                      params_for(model))
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [159, 59, 132, 132]
+    [158, 58, 132, 132]
     """
     params = params or DetectionParams()
     params.validate()

@@ -29,8 +29,8 @@ from ..errors import FacedetectError
 from ..model_file import reseal
 from .scan import reject_levels
 
-# Stumps at each cut. Chosen on windows of the training negative pictures (about 20
-# stumps a window against the soft cascade's 7.6; benchmarks/opencv_export.py).
+# Stumps at each cut: about 20 stumps a window of the training negative pictures against
+# the soft cascade's 8 (benchmarks/opencv_export.py measures other schedules: 16 to 22).
 DEFAULT_CUTS = (4, 8, 16, 32, 64, 128, 256, 512)
 
 

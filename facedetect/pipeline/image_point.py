@@ -159,7 +159,7 @@ OPENCV_MIN_NEIGHBORS = 3
 OPENCV_SCALE_FACTOR = 1.1
 # The export's threshold is searched this far below the image threshold: OpenCV's coarser
 # scan (step 2, 3 neighbours) raises fewer false alarms at a threshold, so its point lies
-# lower (4.6 lower for the model shipped before the calibration pictures).
+# lower (5.5 lower for the shipped model).
 OPENCV_SEARCH_BELOW = 10.0
 
 

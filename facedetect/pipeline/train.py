@@ -145,7 +145,7 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     framed = replace(cbcl, images=framed_windows(cbcl.images, cbcl.labels, config.window,
                                                  config.framing))
     # CBCL's faces are cut 1.75 eye distances wide: a looser window would be mostly
-    # reflected border, so they then only calibrate and measure (measured:
+    # reflected border, so they then only measure (measured:
     # docs/detector-training.md).
     boosted = train if trains_cbcl_faces(config) else train[cbcl.labels[train] == 0]
     base = training_windows(framed.images[boosted], cbcl.labels[boosted], config.mirror,
