@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 import facedetect
-from facedetect.cli.export_cmd import exported_form
+from facedetect.detector.staging import exported_form
 from facedetect.detector.detect import box_mapping, window_to_box
 from facedetect.detector.export import export_opencv
 from facedetect.detector.image_evaluation import (evaluation_images, inside_boxes, match,

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 import facedetect
+import facedetect.detector.api
 from facedetect.detector.detect import DetectionParams, detect_faces
 from facedetect.detector.export import cascade_xml
 from facedetect.detector.image_evaluation import iou_matrix
@@ -136,3 +137,13 @@ def test_export_command_writes_the_staged_form_by_default(tmp_path):
                            str(out), "--one-stage"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "1 stage of 900 stumps" in done.stdout
+
+
+def test_export_never_writes_over_the_model_it_reads(tmp_path):
+    model = tmp_path / "m.json"
+    model.write_bytes(facedetect.detector.api.shipped_model_path().read_bytes())
+    before = model.read_bytes()
+    done = subprocess.run([sys.executable, "-m", "facedetect", "export-opencv", str(model),
+                           str(model)], capture_output=True, text=True)
+    assert done.returncode == 1 and "is the model file itself" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and model.read_bytes() == before

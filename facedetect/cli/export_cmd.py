@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from ..detector.detect import box_mapping, params_for
+from ..detector.detect import box_mapping
 from ..detector.export import export_opencv
+from ..detector.staging import exported_form
+from ..errors import FacedetectError
 from .common import check_writable, finite_float
 from ..detector.api import load_model
 
@@ -29,22 +32,11 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def exported_form(model, threshold: float | None, one_stage: bool = False):
-    """``(model to write, last-stage threshold)``: a one-stage model with learnt rejection
-    cut into stages (:mod:`..detector.staging`) unless ``one_stage``."""
-    point = (model.detection or {}).get("opencv")
-    if model.stages or one_stage or model.rejection is None:
-        return model, params_for(model, threshold=threshold).threshold
-    from ..detector.staging import DEFAULT_CUTS, staged_model
-    if threshold is None:
-        threshold = point["threshold"] if point else params_for(model).threshold
-    staged = staged_model(model, threshold, point["cuts"] if point else DEFAULT_CUTS)
-    return staged, threshold
-
-
 def run(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     out = check_writable(args.out, "out")
+    if Path(args.model).is_file() and Path(out).resolve() == Path(args.model).resolve():
+        raise FacedetectError(f"out {args.out} is the model file itself: name another file")
     exported, threshold = exported_form(model, args.threshold, args.one_stage)
     export_opencv(exported, out, threshold)
     stages = len(exported.stages) if exported.stages else 1

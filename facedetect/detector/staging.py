@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import FacedetectError
 from ..model_file import reseal
+from .detect import params_for
 from .scan import reject_levels
 
 # Stumps at each cut: about 20 stumps a window of the training negative pictures against
@@ -91,3 +92,16 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
         {"stumps": int(c), "threshold": float(np.nextafter(levels[c - 1], -np.inf))}
         for c in counts[:-1]] + [{"stumps": int(counts[-1]), "threshold": float(threshold)}]
     return type(model).from_document(reseal(document))
+
+
+def exported_form(model, threshold: float | None = None, one_stage: bool = False):
+    """``(model to write, last-stage threshold)`` for an OpenCV export: a one-stage model
+    with learnt rejection staged (:func:`staged_model`) at its OpenCV operating point
+    (``detection.opencv``) unless ``one_stage``; any other model as it is, at the threshold
+    ``detect`` uses. ``threshold`` overrides either."""
+    if model.stages or one_stage or model.rejection is None:
+        return model, params_for(model, threshold=threshold).threshold
+    point = (model.detection or {}).get("opencv")
+    if threshold is None:
+        threshold = point["threshold"] if point else params_for(model).threshold
+    return staged_model(model, threshold, point["cuts"] if point else DEFAULT_CUTS), threshold
