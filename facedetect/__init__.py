@@ -4,6 +4,8 @@ The front door::
 
     import facedetect
     found = facedetect.detect("group.jpg")          # the boxes `detect group.jpg` prints
+    detector = facedetect.Detector("default")       # loaded once, for many images
+    found = detector.detect("group.jpg", min_neighbors=3)
     model = facedetect.load_model("default")        # the shipped model, or a model file
     result = facedetect.train_detector(facedetect.TrainConfig(cost=(1, 10)))
 
@@ -24,6 +26,7 @@ from .errors import FacedetectError
 # name -> the module that defines it; imported on first use (PEP 562).
 _FRONT_DOOR = {
     "detect": "facedetect.detector.api",
+    "Detector": "facedetect.detector.api",
     "load_model": "facedetect.detector.api",
     "Detections": "facedetect.detector.detect",
     "DetectionParams": "facedetect.detector.detect",

@@ -8,6 +8,7 @@ import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from facedetect.errors import FacedetectError
 from .conftest import SHARED
 
 DEV = SHARED / "mit-cmu-dev" / "images"
+REFERENCE_BOXES = Path(__file__).parent / "models" / "default_dev_boxes.json"
 
 
 def test_the_front_door_names_resolve_and_import_lazily():
@@ -51,11 +53,17 @@ def test_facedetect_detect_equals_the_detect_command_box_for_box():
     assert result.returncode == 0, result.stderr
     printed = json.loads(result.stdout)
     assert len(printed) == 44 and sum(len(r["faces"]) for r in printed) > 100
-    model = facedetect.load_model()          # loaded once, as the command does
+    detector = facedetect.Detector()          # loaded once, as the command does
+    reference = json.loads((REFERENCE_BOXES).read_text())
+    assert reference["model_sha256"] == detector.model.document["sha256"], \
+        "the shipped model changed: regenerate tests/models/default_dev_boxes.json"
     for report in printed:
-        found = facedetect.detect(report["image"], model)
+        found = detector.detect(report["image"])
         assert [[round(float(v), 1) for v in box] for box in found.boxes] == \
             [face["box"] for face in report["faces"]], report["image"]
+        # the boxes the shipped model gave before the detector object existed
+        np.testing.assert_allclose(found.boxes.reshape(-1, 4), np.reshape(
+            reference["boxes"][Path(report["image"]).name], (-1, 4)), atol=0.006)
 
 
 def test_detect_takes_a_path_a_pil_image_or_an_array_alike(tmp_path):
@@ -76,6 +84,54 @@ def test_detect_takes_a_path_a_pil_image_or_an_array_alike(tmp_path):
         facedetect.detect(np.zeros((10, 40), np.uint8))
     with pytest.raises(FacedetectError, match="min_neighbors"):
         facedetect.detect(rgb, min_neighbors=-1)
+
+
+def test_a_detector_prepared_once_answers_as_detect_does(tmp_path, monkeypatch):
+    from skimage import data
+    rgb = data.astronaut()
+    detector = facedetect.Detector("default")
+    before = detector.params
+    found = detector.detect(rgb)
+    np.testing.assert_array_equal(found.boxes, facedetect.detect(rgb).boxes)
+    # a call's overrides are its own: the detector's settings stay, and the result is
+    # what a detector prepared with them gives
+    strict = detector.detect(rgb, threshold=before.threshold + 5, min_neighbors=4)
+    assert detector.params is before
+    np.testing.assert_array_equal(strict.boxes, facedetect.Detector(
+        threshold=before.threshold + 5, min_neighbors=4).detect(rgb).boxes)
+    assert len(detector.detect(rgb, threshold=1e9)) == 0
+    with pytest.raises(FacedetectError, match="unknown scan setting 'treshold'"):
+        detector.detect(rgb, treshold=3)
+    with pytest.raises(FacedetectError, match="scale_factor"):
+        detector.detect(rgb, scale_factor=1.0)
+    # one record per face, with its box and score, as detectMultiScale's arrays give
+    faces = list(found)
+    assert len(faces) == len(found) >= 1
+    assert [face.box for face in faces] == [tuple(b) for b in found.boxes.tolist()]
+    assert [face.score for face in faces] == found.scores.tolist()
+
+
+def test_detect_loads_a_model_file_once_until_it_changes(tmp_path, monkeypatch):
+    import os
+
+    from facedetect.detector.model import HaarDetectorModel
+    copy = tmp_path / "mine.json"
+    copy.write_bytes(importlib.resources.files("facedetect").joinpath(
+        "models", "default.json").read_bytes())
+    loads = []
+    original = HaarDetectorModel.load.__func__
+    monkeypatch.setattr(HaarDetectorModel, "load", classmethod(
+        lambda cls, path: loads.append(path) or original(cls, path)))
+    image = np.random.default_rng(0).integers(0, 256, (60, 80), dtype=np.uint8)
+    for _ in range(3):
+        facedetect.detect(image, copy)
+    assert len(loads) == 1
+    facedetect.detect(image, str(copy), threshold=1e9)   # same file, its own settings
+    assert len(loads) == 1
+    stat = copy.stat()
+    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10 ** 9))   # changed since
+    facedetect.detect(image, copy)
+    assert len(loads) == 2
 
 
 def test_load_model_by_name_or_path_and_one_model_type(tmp_path):

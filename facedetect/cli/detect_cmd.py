@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..threads import wait_passively
 from ..detector.annotate import annotate
-from ..detector.api import find_faces, prepare
+from ..detector.api import Detector, find_faces
 from ..detector.detect import DetectionParams
 from ..images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
 from ..errors import FacedetectError
@@ -70,15 +70,16 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
                              "rejection thresholds (slower, no approximation)")
 
 
-def prepare_from(args, model=None):
-    """``(model, scan settings, scanner)`` for the flags given, the rest from the model
-    (:func:`facedetect.detector.api.prepare`, as ``facedetect.detect`` uses)."""
+def detector_from(args, model=None) -> Detector:
+    """The prepared :class:`~facedetect.detector.api.Detector` for the flags given, the
+    rest from the model (as ``facedetect.detect`` prepares it)."""
     try:
-        return prepare(model if model is not None else args.model, args.exact,
-                       scale_factor=args.scale_factor, step=args.step,
-                       min_size=args.min_size, max_size=args.max_size,
-                       threshold=args.threshold, min_neighbors=args.min_neighbors,
-                       neighbor_margin=args.neighbor_margin)
+        return Detector(model if model is not None else args.model, exact=args.exact,
+                        max_pixels=getattr(args, "max_pixels", DEFAULT_MAX_PIXELS),
+                        scale_factor=args.scale_factor, step=args.step,
+                        min_size=args.min_size, max_size=args.max_size,
+                        threshold=args.threshold, min_neighbors=args.min_neighbors,
+                        neighbor_margin=args.neighbor_margin)
     except FacedetectError as error:
         # The library names its parameters; say them as the flags the user typed.
         raise FacedetectError(re.sub(r"\b(scale_factor|step|min_size|max_size|min_neighbors|"
@@ -133,7 +134,8 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
 
 def run(args: argparse.Namespace) -> int:
     wait_passively()   # scanning beside other work: see facedetect.threads
-    model, params, scanner = prepare_from(args)
+    detector = detector_from(args)
+    model, params = detector.model, detector.params
     if model.detection is None and args.threshold is None:
         import warnings
         warnings.warn("this model has no image operating point (trained with --no-bootstrap "
@@ -148,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         try:
             grey = read_grey(path, args.max_pixels)
-            found = find_faces(grey, model, params, scanner, str(path))
+            found = find_faces(grey, model, params, detector.scanner, str(path))
             out = output / names[path] if is_folder else output
             if out is not None:
                 annotate(grey, found.boxes, found.scores, out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+from dataclasses import replace
 import io
 import json
 
@@ -19,7 +20,7 @@ from ..images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 from .common import check_writable
-from .detect_cmd import add_scan_options, prepare_from
+from .detect_cmd import add_scan_options, detector_from
 
 OPENCV_CASCADES = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
 
@@ -123,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
     if not annotations:
         raise FacedetectError(f"{args.annotations}: no annotated faces")
     images = evaluation_images(args.images_dir, annotations)
-    model, params, scanner = prepare_from(args)
+    detector = detector_from(args)
+    model, params, scanner = detector.model, detector.params, detector.scanner
     if args.curve or args.calibrate:
         low = min(params.threshold, 0.0)
         # Curves reach below the score of every training face, where learnt rejection
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         # loop) is set at the lowest threshold: a point above it may keep a few windows
         # OpenCV at that threshold steps over. A cascade's first stage does not move.
         if params.step == "refine":
-            params.step = 1
+            params = replace(params, step=1)
         scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False,
                                like_opencv=params.step == "auto", decision_threshold=low)
     bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None

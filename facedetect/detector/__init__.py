@@ -3,9 +3,9 @@ evaluation on annotated images and export to OpenCV. The detector reads model fi
 never imports the trainer."""
 
 # facedetect.detect is .api.detect; here "detect" stays the module (detector/detect.py).
-from .api import load_model, shipped_model_path
-from .detect import DetectionParams, Detections, detect_faces, params_for, scanner_for
+from .api import Detector, load_model, shipped_model_path
+from .detect import DetectionParams, Detections, Face, detect_faces, params_for, scanner_for
 from .model import HaarDetectorModel
 
-__all__ = ["DetectionParams", "Detections", "HaarDetectorModel", "detect_faces",
+__all__ = ["DetectionParams", "Detections", "Detector", "Face", "HaarDetectorModel", "detect_faces",
            "load_model", "params_for", "scanner_for", "shipped_model_path"]

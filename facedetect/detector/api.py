@@ -8,6 +8,8 @@ two give the same boxes for the same image and model.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -20,8 +22,8 @@ from .detect import (DetectionParams, Detections, detect_faces, params_for, scan
 from .model import HaarDetectorModel
 from .scan import LevelScanner
 
-__all__ = ["SHIPPED_MODELS", "detect", "find_faces", "grey_pixels", "load_model", "prepare",
-           "shipped_model_path"]
+__all__ = ["SHIPPED_MODELS", "Detector", "detect", "find_faces", "grey_pixels", "load_model",
+           "prepare", "shipped_model_path"]
 
 SHIPPED_MODELS = ("default",)
 # Shipped before, and what stands in for it now: the default model rejects early, and
@@ -134,9 +136,8 @@ def prepare(model=None, exact: bool = False, **overrides
     """The model, scan settings and scanner that ``detect`` uses: the model's own image
     operating point, then every override that is not None (:class:`DetectionParams`
     fields); ``exact`` turns learnt rejection off."""
-    model = load_model(model)
-    params = params_for(model, **overrides)
-    return model, params, scanner_for(model, params, pruning=not exact)
+    detector = Detector(model, exact=exact, **overrides)
+    return detector.model, detector.params, detector.scanner
 
 
 def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionParams,
@@ -147,12 +148,140 @@ def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionPara
     if grey.shape[0] < height or grey.shape[1] < width:
         raise FacedetectError(f"{source}: image is {grey.shape[1]}x{grey.shape[0]}, "
                               f"smaller than the {width}x{height} window")
-    return detect_faces(grey, model, params, scanner)
+    return detect_faces(grey, model, params, scanner, checked=True)
+
+
+# Fields whose change needs another scanner: what the scan keeps and how it steps.
+_SCANNER_FIELDS = ("threshold", "neighbor_margin", "step")
+
+
+class Detector:
+    """A model and its scan settings, prepared once and applied to image after image:
+    OpenCV's ``CascadeClassifier(xml).detectMultiScale`` and scikit-image's
+    ``Cascade(xml).detect_multi_scale``, for a facedetect model.
+
+    Parameters
+    ----------
+    model : str, path, HaarDetectorModel or None
+        ``"default"`` (None) for the shipped detector, a model file, or a loaded model.
+    exact : bool
+        Exact early rejection only: ignore the model's learnt rejection thresholds.
+    max_pixels : int or None
+        Refuse image files above this many pixels before decoding them.
+    **settings
+        Scan settings in place of the model's own image operating point
+        (:class:`DetectionParams` fields); None keeps the model's.
+
+    Attributes
+    ----------
+    model : HaarDetectorModel
+    params : DetectionParams
+        The settings :meth:`detect` uses, checked once.
+    scanner : LevelScanner
+        The compiled scan, reused by every call.
+
+    See Also
+    --------
+    detect : one call, with the prepared detector of each model file cached.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> detector = Detector("default")
+    >>> found = detector.detect(data.astronaut())
+    >>> len(found) >= 1, [int(v) for v in found.boxes[found.scores.argmax()]]
+    (True, [158, 58, 132, 132])
+    >>> len(detector.detect(data.astronaut(), threshold=1e6))   # a threshold no face reaches
+    0
+    """
+
+    def __init__(self, model=None, *, exact: bool = False,
+                 max_pixels: int | None = DEFAULT_MAX_PIXELS, **settings):
+        if not isinstance(exact, bool):
+            raise FacedetectError(f"exact must be True or False, got {exact!r}")
+        self.model = load_model(model)
+        self.exact = exact
+        self.max_pixels = max_pixels
+        self.params = params_for(self.model, **settings)
+        self.scanner = scanner_for(self.model, self.params, pruning=not exact)
+
+    def __repr__(self) -> str:
+        return (f"Detector(window={self.model.window}, stumps={self.model.n_stumps}, "
+                f"exact={self.exact}, params={self.params!r})")
+
+    def settings(self, **overrides) -> tuple[DetectionParams, LevelScanner]:
+        """The settings and scanner of one call: this detector's own where ``overrides``
+        change nothing (or are None); a scanner is built anew only where the threshold,
+        the neighbour margin or the step change."""
+        changed = {k: v for k, v in overrides.items()
+                   if v is not None and getattr(self.params, k, object()) != v}
+        if not changed:
+            return self.params, self.scanner
+        unknown = sorted(set(changed) - set(DetectionParams.__dataclass_fields__))
+        if unknown:
+            raise FacedetectError(f"unknown scan setting {unknown[0]!r}; choose from "
+                                  f"{', '.join(DetectionParams.__dataclass_fields__)}")
+        params = replace(self.params, **changed)
+        params.validate()
+        if not set(changed) & set(_SCANNER_FIELDS):
+            return params, self.scanner
+        return params, scanner_for(self.model, params, pruning=not self.exact)
+
+    def detect(self, image, **overrides) -> Detections:
+        """Faces in one image.
+
+        Parameters
+        ----------
+        image : path, PIL.Image.Image or array
+            See :func:`grey_pixels`.
+        **overrides
+            Scan settings for this call only (:class:`DetectionParams` fields).
+
+        Returns
+        -------
+        Detections
+        """
+        params, scanner = self.settings(**overrides)
+        source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
+        return find_faces(grey_pixels(image, self.max_pixels), self.model, params, scanner,
+                          source)
+
+
+# Prepared detectors of model files, by path, size and modification time: a second
+# ``detect(path)`` loads nothing. A few models at most are in use at a time.
+_DETECTORS: OrderedDict = OrderedDict()
+_CACHED_DETECTORS = 8
+
+
+def cached_detector(model="default", exact: bool = False) -> Detector:
+    """The prepared detector of a shipped model or model file (a loaded model: prepared
+    now), kept while the file is unchanged."""
+    if isinstance(model, HaarDetectorModel):
+        return Detector(model, exact=exact)
+    name = "default" if model is None else os.fspath(model)
+    path = Path(name)
+    if name in (*SHIPPED_MODELS, *RETIRED_MODELS) and not path.exists():
+        path = shipped_model_path(name)
+    try:
+        stat = path.stat()
+    except OSError:
+        return Detector(path, exact=exact)   # load_model says what is wrong
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, exact)
+    if key not in _DETECTORS:
+        _DETECTORS[key] = Detector(path, exact=exact)
+        while len(_DETECTORS) > _CACHED_DETECTORS:
+            _DETECTORS.popitem(last=False)
+    _DETECTORS.move_to_end(key)
+    return _DETECTORS[key]
 
 
 def detect(image, model="default", *, exact: bool = False,
            max_pixels: int | None = DEFAULT_MAX_PIXELS, **overrides) -> Detections:
     """Find faces in an image, as the ``detect`` command does.
+
+    The model file is read once: later calls with the same file (unchanged since) reuse
+    its prepared :class:`Detector`. To run over many images, a :class:`Detector` of your
+    own does the same without the lookup.
 
     Parameters
     ----------
@@ -175,6 +304,10 @@ def detect(image, model="default", *, exact: bool = False,
         ``boxes`` (n, 4) ``x, y, w, h`` in image pixels, ``scores`` and ``neighbors`` of
         each face, and the windows scanned and seconds taken.
 
+    See Also
+    --------
+    Detector : a model prepared once for many images.
+
     Examples
     --------
     >>> from skimage import data
@@ -182,6 +315,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
     [158, 58, 132, 132]
     """
-    model, params, scanner = prepare(model, exact, **overrides)
+    detector = cached_detector(model, exact)
+    params, scanner = detector.settings(**overrides)
     source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
-    return find_faces(grey_pixels(image, max_pixels), model, params, scanner, source)
+    return find_faces(grey_pixels(image, max_pixels), detector.model, params, scanner, source)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -162,8 +163,11 @@ class Detections:
     >>> from skimage import data
     >>> import facedetect
     >>> found = facedetect.detect(data.astronaut())
-    >>> found.boxes.shape[1], len(found.scores) == len(found.neighbors) == len(found.boxes)
+    >>> found.boxes.shape[1], len(found.scores) == len(found.neighbors) == len(found)
     (4, True)
+    >>> best = max(found, key=lambda face: face.score)   # one record per face
+    >>> [int(v) for v in best.box]
+    [158, 58, 132, 132]
     """
 
     boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
@@ -173,6 +177,40 @@ class Detections:
     raw_count: int         # windows above threshold before grouping
     scanned: int           # windows scanned
     seconds: float
+
+    def __len__(self) -> int:
+        """The faces found."""
+        return len(self.boxes)
+
+    def __iter__(self):
+        """One :class:`Face` per face found, in the order of ``boxes``."""
+        for box, score, count in zip(self.boxes, self.scores, self.neighbors):
+            yield Face(tuple(float(v) for v in box), float(score), int(count))
+
+
+class Face(NamedTuple):
+    """One face of :class:`Detections`.
+
+    Attributes
+    ----------
+    box : (x, y, w, h) floats
+        The face box in image pixels.
+    score : float
+        The best window score of its group.
+    neighbors : int
+        The windows in its group.
+
+    Examples
+    --------
+    >>> face = Face((10.0, 20.0, 30.0, 30.0), 4.5, 7)
+    >>> x, y, w, h = face.box
+    >>> face.score, w
+    (4.5, 30.0)
+    """
+
+    box: tuple[float, float, float, float]
+    score: float
+    neighbors: int
 
 
 def framing_box(framing: float) -> dict:
@@ -398,7 +436,8 @@ def group_detections(rects: np.ndarray, scores: np.ndarray, threshold: float,
 
 
 def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
-                 scanner: LevelScanner | None = None) -> Detections:
+                 scanner: LevelScanner | None = None, *, checked: bool = False
+                 ) -> Detections:
     """Faces in a uint8 grey image. A ``scanner`` passed in must keep the windows above
     ``params.scan_threshold``.
 
@@ -410,6 +449,8 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
         Default: ``DetectionParams()``; :func:`params_for` gives the model's own.
     scanner : LevelScanner, optional
         Reused across images (default: :func:`scanner_for`).
+    checked : bool
+        ``params`` were validated already (a prepared detector's own).
 
     Returns
     -------
@@ -430,7 +471,8 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     [158, 58, 132, 132]
     """
     params = params or DetectionParams()
-    params.validate()
+    if not checked:
+        params.validate()
     start = time.perf_counter()
     scanner = scanner or scanner_for(model, params)
     rects, scores, scanned = scan_raw(np.ascontiguousarray(grey, dtype=np.uint8), scanner,

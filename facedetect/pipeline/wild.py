@@ -16,7 +16,8 @@ import numpy as np
 from ..data.cbcl import FRAMING
 from ..data.wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFaces,
                                calibration_mask, eye_line_for, face_windows, heldout_mask)
-from ..detector.detect import detect_faces, params_for
+from ..detector.api import Detector
+from ..detector.detect import params_for
 from ..errors import FacedetectError
 from ..model_schema import model_framing
 from .augment import wild_training_windows
@@ -197,7 +198,8 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
               "image_threshold": float(params.threshold),
               "window_recall_at_image_threshold":
                   round(float(np.mean(scores > params.threshold)), 4)}
-    crops = crop_recall(lambda crop: detect_faces(crop, model, params).boxes, held)
+    detector = Detector(model)   # prepared once for every crop
+    crops = crop_recall(lambda crop: detector.detect(crop).boxes, held)
     report["crops"] = crops.by_source
     report["crop_box_max_eye_distances"] = crops.max_eye_distances
     return report
