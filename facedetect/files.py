@@ -13,6 +13,10 @@ from pathlib import Path
 
 from .errors import FacedetectError
 
+# Images above this many pixels are refused before they are decoded: a 12,000 x 12,000
+# photograph fits, and takes 1.25 GB at its peak to scan.
+DEFAULT_MAX_PIXELS = 150_000_000
+
 
 def check_regular_file(path) -> Path:
     """``path``, unless it names a device, a pipe or a socket (a folder raises

@@ -8,7 +8,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import FacedetectError
-from .files import check_regular_file
+from .files import DEFAULT_MAX_PIXELS, check_regular_file
 
 __all__ = ["DEFAULT_MAX_PIXELS", "read_grey", "to_grey"]
 
@@ -16,7 +16,6 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".pg
                   ".pbm", ".webp")
 # Pillow's own bomb guard only warns up to 2x its limit; ours refuses above a limit the user
 # can raise (``detect --max-pixels``), read from the header before anything is decoded.
-DEFAULT_MAX_PIXELS = 150_000_000   # a 12,000 x 12,000 photograph fits; 1.25 GB peak to scan
 Image.MAX_IMAGE_PIXELS = None
 
 

@@ -33,6 +33,9 @@ TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "c
 
 # A window's width in eye distances where a model records none: CBCL's 19x19 window's.
 CBCL_FRAMING = 1.75
+CBCL_WINDOW = 19
+# The calibration maps an operating point may store (training.operating_point fits them).
+CALIBRATIONS = ("sigmoid", "isotonic")
 
 
 def digest(document: dict) -> str:

@@ -10,10 +10,11 @@ from facedetect.data import load_cbcl
 from facedetect.errors import FacedetectError, InterruptedRun
 from facedetect.pipeline import cascade as cascade_module
 from facedetect.pipeline.bootstrap import NegativeSet, skimage_negatives
-from facedetect.pipeline.cascade import CascadeConfig, stage_threshold
+from facedetect.pipeline.cascade import stage_threshold
+from facedetect.pipeline.settings import CascadeConfig
 from facedetect.pipeline.cascade_train import train_cascade
 from facedetect.pipeline.config import TrainConfig, split_indices
-from facedetect.pipeline.run import RunOptions
+from facedetect.pipeline.settings import RunOptions
 
 CONFIG = TrainConfig(cost=(2, 1), jitter=0, mirror=True)
 RULES = CascadeConfig(stages=3, min_hit_rate=0.95, max_false_alarm_rate=0.5,
@@ -136,7 +137,7 @@ def test_options_are_checked_before_training(data, negatives):
 
 
 def test_a_searched_stage_cost_keeps_the_fewest_stumps(data, negatives):
-    from facedetect.pipeline.cascade import SEARCHED_COSTS
+    from facedetect.pipeline.settings import SEARCHED_COSTS
     rules = CascadeConfig(stages=1, min_hit_rate=0.95, max_stumps_per_stage=25,
                           negatives_per_stage=150, search_cost=True)
     searched = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
@@ -275,7 +276,7 @@ def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults(
     configure(parser)
     defaults = vars(parser.parse_args([]))
     from facedetect.pipeline.config import TrainConfig
-    from facedetect.pipeline.run import RunOptions
+    from facedetect.pipeline.settings import RunOptions
     for flag, (name, _) in ONE_STAGE_FLAGS.items():
         source = RunOptions if name == "checkpoint_every" else TrainConfig()
         assert defaults[name] == getattr(source, name), flag

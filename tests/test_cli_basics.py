@@ -19,6 +19,35 @@ def test_version_and_help():
     assert "data" in run_cli("--help").stdout
 
 
+HEAVY = ("cv2", "numba", "sklearn", "scipy", "PIL", "skimage", "matplotlib", "dask")
+READ_FLAGS = r"""
+import contextlib, io, sys
+from facedetect.cli import main, train_cmd, detect_cmd, evaluate_cmd
+for argv, entry in ((["--version"], main.main), (["--help"], main.main),
+                    (["train", "--bogus"], main.main), (["--help"], train_cmd.main),
+                    (["--help"], detect_cmd.main), (["--help"], evaluate_cmd.main),
+                    *[([name, "--help"], main.main) for name in
+                      ("train", "detect", "evaluate", "evaluate-images", "sweep", "paper",
+                       "show", "export-opencv", "data")]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            entry(argv)
+        except SystemExit:
+            pass
+print(" ".join(sorted(name for name in HEAVY if name in sys.modules)) or "none")
+"""
+
+
+def test_reading_flags_loads_no_heavy_library():
+    # --version, every --help and a mistyped flag answer without numba, OpenCV,
+    # scikit-learn or SciPy: those load when a command runs (benchmarks/cli_startup.py
+    # times it).
+    out = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n" + READ_FLAGS],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["none"]
+
+
 def test_data_info_on_shared_copy(cbcl_dir):
     result = run_cli("data", "info", "--data", str(cbcl_dir))
     assert result.returncode == 0, result.stderr

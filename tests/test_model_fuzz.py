@@ -131,7 +131,7 @@ def test_mutated_cascade_checkpoint_resumes_or_is_refused_cleanly(tmp_path_facto
     """A cascade checkpoint edited anywhere (with its checksum recomputed or not) gives
     stages and records that resuming can use, or one clean error; never a KeyError,
     IndexError or TypeError."""
-    from facedetect.pipeline.cascade import CascadeConfig
+    from facedetect.pipeline.settings import CascadeConfig
     from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
     from facedetect.pipeline.cascade_train import _stop_reason
     original = cascade_checkpoint

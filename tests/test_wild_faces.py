@@ -458,7 +458,7 @@ def test_split_of_the_shared_faces_holds_out_about_a_tenth():
 def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbcl,
                                                                         cbcl_faces_folder):
     from facedetect.pipeline.bootstrap import NegativeSet, skimage_negatives
-    from facedetect.pipeline.cascade import CascadeConfig
+    from facedetect.pipeline.settings import CascadeConfig
     from facedetect.pipeline.cascade_train import _sample, cascade_samples, train_cascade
     folder, _ = cbcl_faces_folder
     data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..data import fetch_cbcl, load_cbcl
+from ..data import fetch_cbcl
 from ..data.fetch import DEFAULT_URL, check_url, expected_sha256, normalize_sha256
 from ..errors import FacedetectError
 from .common import print_json
@@ -38,6 +38,7 @@ def _sha256_argument(text: str) -> str:
 
 
 def _info_command(args: argparse.Namespace) -> int:
+    from ..data import load_cbcl
     data = load_cbcl(args.data, splits=("train", "test"))
     report = {"source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
               "counts": data.counts, "total": int(len(data.labels)),

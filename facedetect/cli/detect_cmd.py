@@ -8,12 +8,10 @@ import re
 import sys
 from pathlib import Path
 
-from ..threads import wait_passively
-from ..detector.annotate import annotate
-from ..detector.api import Detector, find_faces
-from ..detector.detect import DetectionParams
-from ..images import DEFAULT_MAX_PIXELS, expand_inputs, read_grey
+from ..detector.params import DetectionParams
 from ..errors import FacedetectError
+from ..files import DEFAULT_MAX_PIXELS
+from ..threads import wait_passively
 from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, standalone_main,
                      writable_folder)
 
@@ -70,9 +68,10 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
                              "rejection thresholds (slower, no approximation)")
 
 
-def detector_from(args, model=None) -> Detector:
+def detector_from(args, model=None):
     """The prepared :class:`~facedetect.detector.api.Detector` for the flags given, the
     rest from the model (as ``facedetect.detect`` prepares it)."""
+    from ..detector.api import Detector   # the scanner's kernels load when a command runs
     try:
         return Detector(model if model is not None else args.model, exact=args.exact,
                         max_pixels=getattr(args, "max_pixels", DEFAULT_MAX_PIXELS),
@@ -133,6 +132,9 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..detector.annotate import annotate
+    from ..detector.api import find_faces
+    from ..images import expand_inputs, read_grey
     wait_passively()   # scanning beside other work: see facedetect.threads
     detector = detector_from(args)
     model, params = detector.model, detector.params

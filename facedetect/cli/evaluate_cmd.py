@@ -5,14 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..data import load_cbcl
 from ..errors import FacedetectError
-from ..data.cbcl import FRAMING
-from ..data.wild_faces import find_faces, load_wild_faces
 from ..model_schema import model_framing
-from ..pipeline.wild import evaluate_wild_faces
-from ..pipeline.heldout import evaluate
-from ..detector.api import load_model
 from .common import (bounded_int, describe_operating_point, finite_float, print_json,
                      standalone_main)
 
@@ -40,6 +34,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..data import load_cbcl
+    from ..data.cbcl import FRAMING
+    from ..data.wild_faces import find_faces, load_wild_faces
+    from ..detector.api import load_model
+    from ..pipeline.heldout import evaluate
+    from ..pipeline.wild import evaluate_wild_faces
     model = load_model(args.model)
     data = load_cbcl(args.data)
     report = evaluate(model, data, args.split, args.threshold, args.roc_points)

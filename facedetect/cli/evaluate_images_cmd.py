@@ -9,15 +9,9 @@ import io
 import json
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..threads import wait_passively
 from ..atomic import atomic_write_text
-from ..detector.detect import box_mapping
-from ..detector.image_evaluation import (evaluation_images, near_misses, opencv_baseline,
-                                         read_annotations, scan_dataset, summarize)
-from ..images import read_grey
-from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
 from .common import check_writable
 from .detect_cmd import add_scan_options, detector_from
@@ -52,6 +46,7 @@ def add_parser(subparsers) -> None:
 
 
 def _curve_points(results, params, scale, shift, thresholds):
+    from ..detector.image_evaluation import summarize
     points = []
     for threshold in thresholds:
         found, fps, total = summarize(results, threshold, params.min_neighbors, scale, shift,
@@ -105,6 +100,7 @@ def _write_curve(points, baselines, path_stem, n_images):
 def _warn_near_misses(results, params, scale, shift) -> None:
     """Warn when most detections overlap a face just under the IoU rule: the annotations
     then use another box convention (tight face-only boxes) than the scorer expects."""
+    from ..detector.image_evaluation import near_misses
     import warnings
     near, detections = near_misses(results, params.threshold, params.min_neighbors, scale,
                                    shift, params.neighbor_margin)
@@ -116,6 +112,12 @@ def _warn_near_misses(results, params, scale, shift) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..detector.detect import box_mapping
+    from ..detector.image_evaluation import (evaluation_images, opencv_baseline,
+                                             read_annotations, scan_dataset, summarize)
+    from ..detector.scan import LevelScanner
+    from ..images import read_grey
+    from tqdm.auto import tqdm
     wait_passively()   # scanning beside other work: see facedetect.threads
     if args.curve:  # before hours of scanning, not after
         for path in _curve_paths(args.curve):

@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..detector.detect import box_mapping
 from ..detector.export import export_opencv
-from ..detector.staging import exported_form
 from ..errors import FacedetectError
 from .common import check_writable, finite_float
-from ..detector.api import load_model
 
 
 def add_parser(subparsers) -> None:
@@ -33,6 +30,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..detector.api import load_model
+    from ..detector.detect import box_mapping
+    from ..detector.staging import exported_form
     model = load_model(args.model)
     out = check_writable(args.out, "out")
     if Path(args.model).is_file() and Path(out).resolve() == Path(args.model).resolve():

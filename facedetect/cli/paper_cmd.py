@@ -8,7 +8,7 @@ import sys
 
 from ..errors import FacedetectError
 from ..reproduce.datasets import ALL_DATASETS
-from ..reproduce.experiment import METHODS
+from ..reproduce.methods import METHODS
 from .sweep_cmd import parse_costs
 
 

@@ -6,12 +6,8 @@ import argparse
 
 import numpy as np
 
-from ..data import load_cbcl
-from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError
-from ..plots import draw_haar_features
 from .common import check_writable
-from ..detector.api import load_model
 
 
 def add_parser(subparsers) -> None:
@@ -25,6 +21,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..data import load_cbcl
+    from ..detector.api import load_model
+    from ..plots import draw_haar_features
     check_writable(args.out, "--out")
     model = load_model(args.model)
     if args.count < 1:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..data import load_cbcl
 from ..reproduce.paper_figures import PAPER_COSTS
-from ..reproduce.cbcl_sweep import SweepSettings, run_sweep
-from ..reproduce.cbcl_sweep_report import mean_table, sweep_markdown, write_sweep
 from .common import parse_cost, writable_folder
 
 
@@ -54,6 +51,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..data import load_cbcl
+    from ..reproduce.cbcl_sweep import SweepSettings, run_sweep
+    from ..reproduce.cbcl_sweep_report import mean_table, sweep_markdown, write_sweep
     settings = SweepSettings(costs=tuple(args.costs), rounds=tuple(args.rounds),
                              folds=args.folds, seed=args.seed, selection=args.selection,
                              calibration_split=args.calibration_split)

@@ -7,14 +7,9 @@ import json
 import sys
 
 from ..atomic import exclusive_output
-from ..data import load_cbcl
-from ..data.positives import load_positive_folder, load_positives_info, parse_window
 from ..errors import FacedetectError
-from ..pipeline.bootstrap import NegativeSet
-from ..pipeline.cascade import CascadeConfig
-from ..pipeline.cascade_train import train_cascade
 from ..pipeline.config import TrainConfig
-from ..pipeline.run import RunOptions
+from ..pipeline.settings import CascadeConfig, RunOptions
 from .common import bounded_int, probability
 
 CASCADE_DEFAULTS = CascadeConfig()
@@ -63,6 +58,7 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _window_size(text: str) -> tuple[int, int]:
+    from ..data.positives import parse_window
     try:
         return parse_window(text)
     except FacedetectError as error:
@@ -113,6 +109,8 @@ def _check_cascade_flags(args) -> None:
 
 def _samples(args, warn):
     """The positives asked for, else CBCL's faces and non-faces."""
+    from ..data import load_cbcl
+    from ..data.positives import load_positive_folder, load_positives_info
     if args.positives and args.positives_info:
         raise FacedetectError("give --positives or --positives-info, not both")
     window = args.window or DEFAULT_WINDOW
@@ -127,6 +125,8 @@ def _samples(args, warn):
 
 
 def run_cascade(args, config, out, options, warn, quiet: bool, wild_faces) -> int:
+    from ..pipeline.bootstrap import NegativeSet
+    from ..pipeline.cascade_train import train_cascade
     cascade = CascadeConfig(stages=args.stages, min_hit_rate=args.min_hit_rate,
                             max_false_alarm_rate=args.max_false_alarm_rate,
                             max_stumps_per_stage=args.max_stumps_per_stage,

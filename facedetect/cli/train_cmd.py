@@ -9,20 +9,13 @@ import sys
 from pathlib import Path
 
 from ..atomic import exclusive_output
-from ..data import load_cbcl
-from ..data.wild_faces import find_faces, heldout_mask, load_wild_faces
 from ..errors import FacedetectError
-from ..pipeline.bootstrap import NegativeSet
 from ..registry import ALGORITHMS as REGISTRY
-from ..pipeline.image_point import TARGET_FALSE_ALARMS_PER_MPX
 from ..pipeline.config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, TrainConfig,
                                calibration_indices, check_config, check_data,
                                resolved_window, split_indices, trains_cbcl_faces)
-from ..pipeline.train import RunOptions, train_detector
-from ..pipeline.storage import DEFAULT_MEMORY_GB, memory_bytes
-from ..training.cluster import CONNECT_TIMEOUT_S, connect, disconnect
-from ..training.sharded import max_shards
-from .train_cascade import cascade_options, run_cascade
+from ..pipeline.settings import DEFAULT_MEMORY_GB, TARGET_FALSE_ALARMS_PER_MPX, RunOptions
+from ..training.cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from .common import (bounded_float, bounded_int, check_not_run_file, check_writable,
                      created_folder, describe_operating_point, finite_float, parse_cost,
                      feature_share, probability, scheduler, standalone_main)
@@ -34,6 +27,7 @@ RECIPE = TrainConfig()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from .train_cascade import cascade_options
     for options in (_learner_options, _face_options, _operating_point_options,
                     _bootstrap_options, cascade_options, _run_options):
         options(parser)
@@ -183,7 +177,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                        help="memory for the training features in GiB (default "
                             f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
                             "a temporary file")
-    group.add_argument("--workers", type=bounded_int(1, max_shards(63960)), metavar="N",
+    group.add_argument("--workers", type=bounded_int(1, MAX_LOCAL_WORKERS), metavar="N",
                        help="compute and search the features on N local Dask worker "
                             "processes (pip install 'facedetect[distributed]'); same model")
     group.add_argument("--scheduler", metavar="ADDRESS", type=scheduler,
@@ -212,6 +206,11 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..data import load_cbcl
+    from ..pipeline.bootstrap import NegativeSet
+    from ..pipeline.storage import memory_bytes
+    from ..pipeline.train import train_detector
+    from .train_cascade import run_cascade
     quiet = args.quiet or args.json
 
     def log(*parts, **kwargs):
@@ -261,6 +260,7 @@ def run(args: argparse.Namespace) -> int:
 def _wild_faces(args, warn, config: TrainConfig | None = None):
     """``(faces from the wild to train on or None, the line that says so)``; ``config``:
     the one-stage run's (a cascade's faces always join CBCL's)."""
+    from ..data.wild_faces import find_faces, heldout_mask, load_wild_faces
     if args.no_wild_faces:
         if args.faces:
             raise FacedetectError("--faces and --no-wild-faces contradict each other")

@@ -1,20 +1,19 @@
 """Data access: CBCL faces, the paper's synthetic sets, and the UCI sets."""
 
-from .cbcl import CBCLData, load_cbcl
-from .fetch import check_archive, fetch_cbcl
-from .locate import find_cbcl
-from .synthetic import (
-    BayesOptimalClassifier,
-    make_bayes,
-    make_toy_windows,
-    make_two_clouds,
-    projection_features,
-)
-from .uci import UCI_SETS, load_uci
-from .wild_faces import WildFaces, find_faces, load_wild_faces
+import lazy_loader
 
-__all__ = [
-    "CBCLData", "load_cbcl", "find_cbcl", "fetch_cbcl", "check_archive",
-    "make_bayes", "make_toy_windows", "make_two_clouds", "projection_features", "BayesOptimalClassifier",
-    "UCI_SETS", "load_uci", "WildFaces", "find_faces", "load_wild_faces",
-]
+# Imported on first use (scikit-image's lazy loader), so that a command's --help
+# and the front door start without numpy, numba and OpenCV.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    'cbcl': ['CBCLData', 'load_cbcl'],
+    'fetch': ['check_archive', 'fetch_cbcl'],
+    'locate': ['find_cbcl'],
+    'synthetic': ['BayesOptimalClassifier', 'make_bayes', 'make_toy_windows', 'make_two_clouds',
+                  'projection_features'],
+    'uci': ['UCI_SETS', 'load_uci'],
+    'wild_faces': ['WildFaces', 'find_faces', 'load_wild_faces'],
+})
+
+__all__ = ['BayesOptimalClassifier', 'CBCLData', 'UCI_SETS', 'WildFaces', 'check_archive',
+           'fetch_cbcl', 'find_cbcl', 'find_faces', 'load_cbcl', 'load_uci', 'load_wild_faces',
+           'make_bayes', 'make_toy_windows', 'make_two_clouds', 'projection_features']

@@ -13,11 +13,11 @@ from PIL import Image, UnidentifiedImageError
 
 from ..images import to_grey
 from ..errors import FacedetectError
-from ..model_schema import CBCL_FRAMING
+from ..model_schema import CBCL_FRAMING, CBCL_WINDOW
 from .cbcl_files import CLASSES, read_archive, read_folder
 from .locate import ARCHIVE_NAME, find_cbcl
 
-WINDOW = 19
+WINDOW = CBCL_WINDOW
 # A CBCL window is 1.75 eye distances wide, its eye line 0.28 of its side below its top
 # (fitted to the CBCL mean face: the faces folder's PROVENANCE.md).
 FRAMING = CBCL_FRAMING

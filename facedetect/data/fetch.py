@@ -13,10 +13,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from tqdm.auto import tqdm
 
 from ..errors import FacedetectError
-from .cbcl import CLASSES, OFFICIAL_COUNTS, load_cbcl
 from .locate import ARCHIVE_NAME, user_cache_dir
 
 # https keeps the download private and unaltered in transit, but the integrity check does
@@ -57,6 +55,7 @@ def check_archive(path: Path) -> dict:
         ...
     facedetect.errors.DataNotFoundError: ...
     """
+    from .cbcl import CLASSES, OFFICIAL_COUNTS, load_cbcl   # OpenCV and Pillow: on use
     data = load_cbcl(path, splits=("train", "test"))
     counts = data.counts
     if "train" not in counts:
@@ -238,6 +237,7 @@ def _download(url: str, out, progress: bool, timeout: float) -> str:
         total = int(response.headers.get("Content-Length") or 0) or None
         if total is not None and total > limit:
             raise FacedetectError(too_big)
+        from tqdm.auto import tqdm
         with tqdm(total=total, unit="B", unit_scale=True, desc=ARCHIVE_NAME,
                   disable=not progress) as bar:
             for block in _blocks(response, url):

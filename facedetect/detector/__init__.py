@@ -3,9 +3,16 @@ evaluation on annotated images and export to OpenCV. The detector reads model fi
 never imports the trainer."""
 
 # facedetect.detect is .api.detect; here "detect" stays the module (detector/detect.py).
-from .api import Detector, load_model, shipped_model_path
-from .detect import DetectionParams, Detections, Face, detect_faces, params_for, scanner_for
-from .model import HaarDetectorModel
+import lazy_loader
 
-__all__ = ["DetectionParams", "Detections", "Detector", "Face", "HaarDetectorModel", "detect_faces",
-           "load_model", "params_for", "scanner_for", "shipped_model_path"]
+# Imported on first use (scikit-image's lazy loader), so that a command's --help
+# and the front door start without numpy, numba and OpenCV.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    'api': ['Detector', 'load_model', 'shipped_model_path'],
+    'detect': ['Detections', 'Face', 'detect_faces', 'params_for', 'scanner_for'],
+    'params': ['DetectionParams'],
+    'model': ['HaarDetectorModel'],
+})
+
+__all__ = ['DetectionParams', 'Detections', 'Detector', 'Face', 'HaarDetectorModel',
+           'detect_faces', 'load_model', 'params_for', 'scanner_for', 'shipped_model_path']

@@ -17,9 +17,10 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..model_schema import CBCL_FRAMING, LEGACY_PYRAMID, PYRAMIDS, model_framing
+from ..model_schema import CBCL_FRAMING, LEGACY_PYRAMID, model_framing
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
+from .params import DetectionParams
 from .pyramid import Pyramid
 from .scan import REFINE_MARGIN, LevelScanner
 
@@ -27,75 +28,6 @@ BOX_SCALE = 2.0
 BOX_SHIFT = 0.1
 STRIP_ROWS = 256
 MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
-
-
-@dataclass(kw_only=True)
-class DetectionParams:
-    """Scan settings. A model's own settings (its ``detection`` section, chosen at
-    training from held-out data) come from :func:`params_for`; these defaults are
-    OpenCV's ``detectMultiScale`` rule at the raw threshold 0, on area-averaged levels.
-
-    Parameters
-    ----------
-    scale_factor : float
-        Pyramid step, in [1.001, 10].
-    step : int, "auto" or "refine"
-        Window stride in pixels; ``"auto"`` is OpenCV's rule (2 up to twice the window,
-        then 1) with the rest of its scan (its levels; no window of a standard deviation
-        of at most 10 grey levels; along a row, not the window after one the first stage
-        rejects); ``"refine"`` scans at 2, then at 1 around windows near the threshold.
-    min_size, max_size : int
-        Smallest and largest window side in pixels (``max_size`` None: the image).
-    threshold : float
-        The score a window must exceed.
-    min_neighbors : int
-        Windows a group needs beyond this.
-    neighbor_margin : float
-        Windows within this below ``threshold`` count as neighbours (0: OpenCV's rule).
-    pyramid : str
-        How levels are resized (:mod:`.pyramid`): ``"area"`` (area averages, as training
-        faces are made) or ``"linear"`` (OpenCV's bilinear resize). ``step="auto"``
-        resizes as OpenCV does whatever this says.
-
-    Examples
-    --------
-    >>> params = DetectionParams(scale_factor=1.2, min_neighbors=2)
-    >>> params.validate()
-    >>> DetectionParams(scale_factor=1.0).validate()
-    Traceback (most recent call last):
-        ...
-    facedetect.errors.FacedetectError: scale_factor must be in [1.001, 10]
-    """
-
-    scale_factor: float = 1.1
-    step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
-    min_size: int = 19
-    max_size: int | None = None
-    threshold: float = 0.0
-    min_neighbors: int = 3
-    neighbor_margin: float = 0.0
-    pyramid: str = "area"
-
-    @property
-    def scan_threshold(self) -> float:
-        """Windows above this are kept by the scan: the neighbours a group may count."""
-        return self.threshold - self.neighbor_margin
-
-    def validate(self):
-        if not 1.001 <= self.scale_factor <= 10:
-            # Below 1.001 the pyramid has thousands of levels per octave: no end in sight.
-            raise FacedetectError("scale_factor must be in [1.001, 10]")
-        if self.step not in ("auto", "refine") and not (isinstance(self.step, int)
-                                                        and self.step >= 1):
-            raise FacedetectError("step must be a positive integer, 'auto' or 'refine'")
-        if self.min_size < 1 or (self.max_size is not None and self.max_size < self.min_size):
-            raise FacedetectError("min_size must be >= 1 and max_size >= min_size")
-        if self.min_neighbors < 0:
-            raise FacedetectError("min_neighbors must be >= 0")
-        if not 0 <= self.neighbor_margin < float("inf"):
-            raise FacedetectError("neighbor_margin must be a finite number >= 0")
-        if self.pyramid not in PYRAMIDS:
-            raise FacedetectError(f"pyramid must be one of {', '.join(PYRAMIDS)}")
 
 
 SCAN_FIELDS = ("scale_factor", "step", "min_size", "threshold", "min_neighbors",

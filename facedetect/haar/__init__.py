@@ -1,21 +1,16 @@
 """Integral images and the Haar-like feature pool."""
 
-from .features import FEATURE_TYPES, HaarFeaturePool, haar_feature_pool
-from .integral import (
-    integral_image,
-    normalization_factors,
-    rectangle_sums,
-    squared_integral_image,
-)
-from .matrix import feature_matrix
+import lazy_loader
 
-__all__ = [
-    "FEATURE_TYPES",
-    "HaarFeaturePool",
-    "haar_feature_pool",
-    "integral_image",
-    "squared_integral_image",
-    "rectangle_sums",
-    "normalization_factors",
-    "feature_matrix",
-]
+# Imported on first use (scikit-image's lazy loader), so that a command's --help
+# and the front door start without numpy, numba and OpenCV.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    'features': ['FEATURE_TYPES', 'HaarFeaturePool', 'haar_feature_pool'],
+    'integral': ['integral_image', 'normalization_factors', 'rectangle_sums',
+                 'squared_integral_image'],
+    'matrix': ['feature_matrix'],
+})
+
+__all__ = ['FEATURE_TYPES', 'HaarFeaturePool', 'feature_matrix', 'haar_feature_pool',
+           'integral_image', 'normalization_factors', 'rectangle_sums',
+           'squared_integral_image']

@@ -2,11 +2,16 @@
 (:func:`train_detector`), attentional cascades (:func:`train_cascade`), hard-negative
 mining, the operating points and resumable checkpoints."""
 
-from .cascade import CascadeConfig
-from .cascade_train import CascadeResult, train_cascade
-from .config import TrainConfig
-from .run import RunOptions
-from .train import TrainResult, train_detector
+import lazy_loader
 
-__all__ = ["CascadeConfig", "CascadeResult", "RunOptions", "TrainConfig", "TrainResult",
-           "train_cascade", "train_detector"]
+# Imported on first use (scikit-image's lazy loader), so that a command's --help
+# and the front door start without numpy, numba and OpenCV.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    'cascade_train': ['CascadeResult', 'train_cascade'],
+    'config': ['TrainConfig'],
+    'settings': ['CascadeConfig', 'RunOptions'],
+    'train': ['TrainResult', 'train_detector'],
+})
+
+__all__ = ['CascadeConfig', 'CascadeResult', 'RunOptions', 'TrainConfig', 'TrainResult',
+           'train_cascade', 'train_detector']

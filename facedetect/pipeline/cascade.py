@@ -22,7 +22,6 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..detector.model import haar_values
-from ..errors import FacedetectError
 from ..interrupts import terminate_as_interrupt
 from ..detector.model import HaarDetectorModel
 from ..model_file import FORMAT, VERSION, reseal
@@ -31,97 +30,12 @@ from ..training.algorithms import AdaBoostDB
 from ..training.model_io import model_document
 from .assemble import haar_features
 from .bootstrap import hard_negatives, random_windows
+from .settings import CascadeConfig
 from .storage import FeatureSource
 
-# A stage needs this many negatives to measure its false-alarm rate; fewer means the
-# negative pictures are exhausted.
-MIN_NEGATIVES = 50
-# Negatives per stage unless told: as many as the training faces, at most this many
-# (opencv_traincascade's default is 1,000 against 2,000 faces).
-DEFAULT_NEGATIVES = 5000
-# The costs a stage tries with ``search_cost``: even, and misses two and four times dearer.
-SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
 # A cascade scans as OpenCV's detectMultiScale does (step "auto": bilinear levels), so its
 # negatives are cut from such levels too.
 CASCADE_PYRAMID = "linear"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CascadeConfig:
-    """The cascade's stopping rules (opencv_traincascade's names and defaults).
-
-    Parameters
-    ----------
-    stages : int
-        Stages at most, 1..100.
-    min_hit_rate : float
-        Share of the held-out faces each stage keeps.
-    max_false_alarm_rate : float
-        A stage grows until it keeps at most this share of its negatives.
-    max_stumps_per_stage : int
-        A stage stops growing here.
-    target_false_alarm_rate : float, optional
-        The cascade stops once the product of its stages' rates reaches it (default:
-        ``max_false_alarm_rate ** stages``).
-    negatives_per_stage : int, optional
-        Negatives each stage mines (default: as many as training faces, at most 5,000).
-    search_cost : bool
-        Each stage tries several costs and keeps the one with the fewest stumps.
-    positives_per_stage : int, optional
-        Training faces each stage samples (opencv_traincascade's ``numPos``).
-
-    Examples
-    --------
-    >>> config = CascadeConfig(stages=10)
-    >>> config.check()
-    >>> config.target
-    0.0009765625
-    """
-
-    stages: int = 20
-    min_hit_rate: float = 0.995
-    max_false_alarm_rate: float = 0.5
-    max_stumps_per_stage: int = 200
-    target_false_alarm_rate: float | None = None   # default: max_false_alarm_rate ** stages
-    negatives_per_stage: int | None = None   # default: as many as training faces, <= 5000
-    search_cost: bool = False   # each stage tries SEARCHED_COSTS and keeps the fewest stumps
-    # Each stage boosts on a seeded sample of at most this many of the training faces it
-    # still accepts (opencv_traincascade's numPos; None: all): with 35,000 faces from the
-    # wild a stage's features and rounds cost about three times those of 12,000.
-    positives_per_stage: int | None = None
-
-    def check(self) -> None:
-        """Refuse settings no cascade can meet, naming the parameter."""
-        if not (isinstance(self.stages, int) and 1 <= self.stages <= 100):
-            raise FacedetectError(f"stages must be 1..100, got {self.stages!r}")
-        for name in ("min_hit_rate", "max_false_alarm_rate"):
-            if not 0 < getattr(self, name) < 1:
-                raise FacedetectError(f"{name} must be in (0, 1), got {getattr(self, name)!r}")
-        if not (isinstance(self.max_stumps_per_stage, int)
-                and 1 <= self.max_stumps_per_stage <= 10_000):
-            raise FacedetectError("max_stumps_per_stage must be 1..10000, got "
-                                  f"{self.max_stumps_per_stage!r}")
-        target = self.target_false_alarm_rate
-        if target is not None and not 0 < target < 1:
-            raise FacedetectError(f"target_false_alarm_rate must be in (0, 1), got {target!r}")
-        count = self.negatives_per_stage
-        if count is not None and not (isinstance(count, int) and MIN_NEGATIVES <= count <= 10 ** 6):
-            raise FacedetectError(f"negatives_per_stage must be {MIN_NEGATIVES}..1000000, "
-                                  f"got {count!r}")
-        count = self.positives_per_stage
-        if count is not None and not (isinstance(count, int) and MIN_NEGATIVES <= count <= 10 ** 7):
-            raise FacedetectError(f"positives_per_stage must be {MIN_NEGATIVES}..10000000, "
-                                  f"got {count!r}")
-
-    def stage_costs(self, cost) -> tuple:
-        """The costs each stage is boosted at: ``cost``, or the searched ones."""
-        return SEARCHED_COSTS if self.search_cost else (tuple(cost),)
-
-    @property
-    def target(self) -> float:
-        if self.target_false_alarm_rate is not None:
-            return self.target_false_alarm_rate
-        return self.max_false_alarm_rate ** self.stages
 
 
 @dataclass

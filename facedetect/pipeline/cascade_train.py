@@ -26,11 +26,12 @@ from ..haar import haar_feature_pool
 from ..model_file import reseal
 from .bootstrap import NegativeSet
 from .cascade_checkpoint import load_cascade_checkpoint
-from .cascade import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, StageData, cascade_model, config_record,
+from .cascade import (StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
 from .config import TrainConfig, check_config, check_data, split_indices, training_windows
-from .run import RunOptions
-from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
+from .settings import (DEFAULT_MEMORY_GB, DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig,
+                       RunOptions)
+from .storage import FeatureSource, memory_bytes
 from .wild import split_wild_faces
 
 # What detect scans a cascade with unless told otherwise: OpenCV's detectMultiScale rule.

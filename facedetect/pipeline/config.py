@@ -10,15 +10,14 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ..training.splits import balanced_subset, stratified_holdout
 from ..costs import check_cost
-from ..data.cbcl import FRAMING, WINDOW as CBCL_WINDOW
-from ..data.positives import parse_window
 from ..errors import FacedetectError
-from ..training.algorithms import ALGORITHMS, AdaBoostDB, make_algorithm
-from ..training.boosting import check_max_features
-from ..training.operating_point import CALIBRATIONS, check_prior
+from ..model_schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
+from ..registry import ALGORITHMS
+from ..training.splits import balanced_subset, stratified_holdout
 
+# The estimators, OpenCV and scikit-learn load when a run needs them, not when a
+# command reads its flags (TrainConfig's defaults are the command's).
 ALGORITHM_CHOICES = tuple(ALGORITHMS)
 # threshold_rule -> the operating-point rule behind it
 THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
@@ -188,8 +187,9 @@ def calibrates_on_wild_faces(config: TrainConfig) -> bool:
 def make_estimator(config: TrainConfig, rounds: int | None = None):
     """The estimator ``config.algorithm`` names (:mod:`.algorithms`), seeded, for
     ``rounds`` rounds (default ``config.rounds``)."""
+    from ..training.algorithms import ALGORITHMS as ESTIMATORS, AdaBoostDB, make_algorithm
     params = {"random_state": config.seed, "max_features": config.max_features}
-    if ALGORITHMS[config.algorithm].estimator is AdaBoostDB:
+    if ESTIMATORS[config.algorithm].estimator is AdaBoostDB:
         params["selection"] = config.selection
     return make_algorithm(config.algorithm, rounds or config.rounds, config.cost, **params)
 
@@ -258,6 +258,8 @@ def calibration_indices(labels, train, config: TrainConfig):
 
 def check_config(config: TrainConfig) -> None:
     """Refuse settings that cannot give a sound model, naming the parameter."""
+    from ..training.boosting import check_max_features
+    from ..training.operating_point import check_prior
     check_cost(config.cost)
     if not (isinstance(config.rounds, (int, np.integer)) and 1 <= config.rounds <= 100_000):
         raise FacedetectError(f"rounds must be an integer in 1..100000, got {config.rounds!r}")
@@ -306,6 +308,7 @@ def check_config(config: TrainConfig) -> None:
 
 
 def _check_window(window, framing) -> None:
+    from ..data.positives import parse_window
     if window is not None:
         if not (isinstance(window, (tuple, list)) and len(window) == 2
                 and all(isinstance(side, (int, np.integer)) and not isinstance(side, bool)

@@ -33,11 +33,8 @@ from tqdm.auto import tqdm
 from ..detector.detect import (DetectionParams, group_detections, params_for, scan_raw,
                                scanner_for)
 from .bootstrap import MINING_PYRAMID, _picture
+from .settings import TARGET_FALSE_ALARMS_PER_MPX
 
-# On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
-# haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
-# haarcascade_frontalface_alt2.xml 0.465: the default stays below the quieter one.
-TARGET_FALSE_ALARMS_PER_MPX = 0.45
 # A group needs more than this many windows. Each setting with its own threshold at the
 # target, on the recipe's model: 1, 2, 3, 4 neighbours found 0.927, 0.931, 0.926, 0.923 of
 # the held-out MTFL and Caltech crops (OpenCV's 3 is not the best for this detector), and

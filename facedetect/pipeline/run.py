@@ -24,66 +24,7 @@ from .assemble import haar_detector_model
 from .bootstrap import MiningState, NegativeSet, mined_windows, mining_steps
 from .checkpoint import RunState, save_checkpoint
 from .config import TrainConfig, make_estimator
-from .image_point import TARGET_FALSE_ALARMS_PER_MPX
 from .storage import FeatureSource
-
-
-@dataclass(kw_only=True)
-class RunOptions:
-    """How a training run reports and saves, as opposed to what it learns (``TrainConfig``).
-
-    ``checkpoint`` defaults to ``<out>.checkpoint.json``; it is written every
-    ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
-    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
-    storage; compact features beyond it spill to a temporary file. The image operating
-    point allows ``false_alarm_target`` false alarms per megapixel on the calibration
-    negative pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
-    ``client``, the features are computed and searched on its workers
-    (:class:`.storage.FeatureSource`), to the same model.
-
-    Parameters
-    ----------
-    checkpoint : path, optional
-        The checkpoint file.
-    checkpoint_every : int
-        Rounds between checkpoints.
-    memory : int, optional
-        Bytes of feature storage before spilling.
-    false_alarm_target : float
-        False alarms per megapixel the image operating point allows.
-    log, warn : callable
-        Take progress lines and warnings.
-    client : dask.distributed.Client, optional
-        Compute and search the features on its workers.
-    shards : int, optional
-        Feature shards over the workers (default: one per worker).
-
-    Examples
-    --------
-    >>> RunOptions(checkpoint_every=5).check()
-    >>> RunOptions(checkpoint_every=0).check()
-    Traceback (most recent call last):
-        ...
-    facedetect.errors.FacedetectError: checkpoint_every must be at least 1, got 0
-    """
-
-    checkpoint: Path | None = None
-    checkpoint_every: int = 10
-    memory: int | None = None
-    false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX
-    log: object = print
-    warn: object = None
-    client: object = None        # a dask.distributed.Client: features sharded on its workers
-    shards: int | None = None    # with a client: feature shards (default one per worker)
-
-    def check(self) -> None:
-        """Refuse options a run cannot honour, naming the parameter."""
-        if not (isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1):
-            raise FacedetectError("checkpoint_every must be at least 1, got "
-                                  f"{self.checkpoint_every!r}")
-        if not 0 < self.false_alarm_target < float("inf"):
-            raise FacedetectError("false_alarm_target must be a positive rate per megapixel, "
-                                  f"got {self.false_alarm_target!r}")
 
 
 @dataclass

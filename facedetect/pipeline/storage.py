@@ -24,7 +24,6 @@ from ..haar import feature_matrix
 from ..training.binned import BinnedFeatures, quantile_bins
 from ..training.stumps import presort
 
-DEFAULT_MEMORY_GB = 3.0
 # Compact storage: the float32 values of one block of features are computed, binned and
 # dropped. A block is at most this share of the memory setting.
 BLOCK_SHARE = 8

@@ -29,8 +29,9 @@ from .checkpoint import RunState, load_checkpoint, remove_checkpoint
 from .config import (TrainConfig, calibration_indices, check_config, check_data,
                      calibrates_on_wild_faces, resolved_window, split_indices,
                      training_windows, trains_cbcl_faces)
-from .run import Run, RunOptions, boost_stage, estimator_from_state, mine_stage
-from .storage import DEFAULT_MEMORY_GB, FeatureSource, memory_bytes
+from .run import Run, boost_stage, estimator_from_state, mine_stage
+from .settings import DEFAULT_MEMORY_GB, RunOptions
+from .storage import FeatureSource, memory_bytes
 from .wild import split_wild_faces
 
 __all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "training_windows",

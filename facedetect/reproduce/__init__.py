@@ -5,6 +5,12 @@ synthetic and UCI sets, for the paper's 19 costs and 3 folds, and writes our tab
 the paper's.
 """
 
-from .paper import PaperConfig, run_paper
+import lazy_loader
 
-__all__ = ["PaperConfig", "run_paper"]
+# Imported on first use (scikit-image's lazy loader), so that a command's --help
+# and the front door start without numpy, numba and OpenCV.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    'paper': ['PaperConfig', 'run_paper'],
+})
+
+__all__ = ['PaperConfig', 'run_paper']

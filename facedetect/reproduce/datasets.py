@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import load_uci, make_bayes, make_two_clouds, projection_features
+from ..data import load_uci
 
 # Our name -> the paper's column name. Both credit sets map to "Credit": the paper does not
 # say which it used, so both are run and compared with its column.
@@ -44,6 +44,7 @@ def load_experiment_data(name: str, uci_root=None, seed: int = 0) -> _Experiment
     :data:`PROJECTION_ANGLES` directions (the paper's "projection of the points on a
     discrete range of angles"); the UCI sets use their own columns.
     """
+    from ..data import make_bayes, make_two_clouds, projection_features
     if name in ("bayes", "twoclouds"):
         make = make_bayes if name == "bayes" else make_two_clouds
         points, y = make(SYNTHETIC_SAMPLES, seed=seed)

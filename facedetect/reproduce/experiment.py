@@ -15,31 +15,11 @@ from tqdm.auto import tqdm
 from ..training.splits import stratified_holdout, stratified_kfold
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost
 from ..training import AdaBoostDB
-from ..training.algorithms import make_algorithm
 from ..training.operating_point import choose_operating_point
 from ..training.rules import RULES
 from ..training.stumps import presort
+from .methods import METHODS
 
-# name -> estimator factory (rounds, cost): the registry's algorithms, and the paper's
-# variants of them.
-METHODS = {
-    # Cost-Sensitive AdaBoost as the paper ran it: a scalar zeroin per candidate.
-    "cs": lambda rounds, cost: make_algorithm("cs", rounds, cost, solver="scalar"),
-    # Cost-Sensitive AdaBoost, all roots of a chunk at once with numpy.
-    "cs-vectorized": lambda rounds, cost: make_algorithm("cs", rounds, cost),
-    # AdaBoostDB without the conditional search: every candidate's root.
-    "dbn": lambda rounds, cost: make_algorithm("dbn", rounds, cost),
-    # AdaBoostDB with the conditional search.
-    "db": lambda rounds, cost: make_algorithm("db", rounds, cost),
-    # AdaBoostDB with the minimum-loss selection rule (CS's rule, exact hull search).
-    "db-loss": lambda rounds, cost: make_algorithm("db", rounds, cost, selection="loss"),
-    # AdaBoostDB at its cost-aware operating point (train-detector's default): trained on
-    # the fold less a calibration part, Platt-calibrated there, Bayes threshold.
-    "db-op": lambda rounds, cost: make_algorithm("db", rounds, cost),
-    # Calibrated AdaMEC (Nikolaou et al. 2016): plain AdaBoost, the same calibration and
-    # threshold.
-    "adamec": lambda rounds, cost: make_algorithm("adaboost", rounds, cost),
-}
 # Methods decided at an operating point chosen on a calibration part of the training fold.
 OPERATING_POINT_METHODS = ("db-op", "adamec")
 CALIBRATION_SPLIT = 0.2

@@ -1,7 +1,13 @@
 """Boosting: stump search, AdaBoostDB, Cost-Sensitive AdaBoost, AdaBoost, model files."""
 
-from .algorithms import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
-from .boosting import BoostedStumps
+import lazy_loader
 
-__all__ = ["AdaBoost", "AdaBoostDB", "AsymmetricInitAdaBoost", "BoostedStumps",
-           "CostSensitiveAdaBoost"]
+# Imported on first use (scikit-image's lazy loader), so that a command's --help
+# and the front door start without numpy, numba and OpenCV.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    'algorithms': ['AdaBoost', 'AdaBoostDB', 'AsymmetricInitAdaBoost', 'CostSensitiveAdaBoost'],
+    'boosting': ['BoostedStumps'],
+})
+
+__all__ = ['AdaBoost', 'AdaBoostDB', 'AsymmetricInitAdaBoost', 'BoostedStumps',
+           'CostSensitiveAdaBoost']

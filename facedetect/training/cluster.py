@@ -12,6 +12,9 @@ import os
 from ..errors import FacedetectError
 
 CONNECT_TIMEOUT_S = 10
+# Local worker processes at most: the pool splits into at most one shard per 256 features,
+# and more processes than cores only share them.
+MAX_LOCAL_WORKERS = 256
 
 
 def connect(workers: int | None = None, scheduler: str | None = None,
@@ -34,8 +37,8 @@ def connect(workers: int | None = None, scheduler: str | None = None,
             raise FacedetectError(f"cannot reach the Dask scheduler at {scheduler} within "
                                   f"{timeout:g} s ({type(error).__name__})") from None
     else:
-        if not isinstance(workers, int) or workers < 1:
-            raise FacedetectError(f"workers must be at least 1, got {workers!r}")
+        if not isinstance(workers, int) or not 1 <= workers <= MAX_LOCAL_WORKERS:
+            raise FacedetectError(f"workers must be 1..{MAX_LOCAL_WORKERS}, got {workers!r}")
         threads = max(1, (os.cpu_count() or 1) // workers)
         # No work stealing: a shard's search belongs where the shard is; moving one (a
         # gigabyte) to balance a fraction of a second's work would double its memory.

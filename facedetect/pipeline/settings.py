@@ -1,0 +1,164 @@
+"""The settings objects a command reads its defaults from: how a run reports and saves
+(:class:`RunOptions`) and a cascade's stopping rules (:class:`CascadeConfig`), with their
+limits. Plain data: the command line imports this without numpy's company (numba, OpenCV,
+scikit-learn), so that ``--help`` answers at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import FacedetectError
+
+__all__ = ["CascadeConfig", "DEFAULT_MEMORY_GB", "RunOptions", "TARGET_FALSE_ALARMS_PER_MPX"]
+
+# On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
+# haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
+# haarcascade_frontalface_alt2.xml 0.465: the default stays below the quieter one.
+TARGET_FALSE_ALARMS_PER_MPX = 0.45
+# Memory for the training features, GiB, before compact features spill to a file.
+DEFAULT_MEMORY_GB = 3.0
+# A stage needs this many negatives to measure its false-alarm rate; fewer means the
+# negative pictures are exhausted.
+MIN_NEGATIVES = 50
+# Negatives per stage unless told: as many as the training faces, at most this many
+# (opencv_traincascade's default is 1,000 against 2,000 faces).
+DEFAULT_NEGATIVES = 5000
+# The costs a stage tries with ``search_cost``: even, and misses two and four times dearer.
+SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
+
+@dataclass(kw_only=True)
+class RunOptions:
+    """How a training run reports and saves, as opposed to what it learns (``TrainConfig``).
+
+    ``checkpoint`` defaults to ``<out>.checkpoint.json``; it is written every
+    ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
+    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
+    storage; compact features beyond it spill to a temporary file. The image operating
+    point allows ``false_alarm_target`` false alarms per megapixel on the calibration
+    negative pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
+    ``client``, the features are computed and searched on its workers
+    (:class:`.storage.FeatureSource`), to the same model.
+
+    Parameters
+    ----------
+    checkpoint : path, optional
+        The checkpoint file.
+    checkpoint_every : int
+        Rounds between checkpoints.
+    memory : int, optional
+        Bytes of feature storage before spilling.
+    false_alarm_target : float
+        False alarms per megapixel the image operating point allows.
+    log, warn : callable
+        Take progress lines and warnings.
+    client : dask.distributed.Client, optional
+        Compute and search the features on its workers.
+    shards : int, optional
+        Feature shards over the workers (default: one per worker).
+
+    Examples
+    --------
+    >>> RunOptions(checkpoint_every=5).check()
+    >>> RunOptions(checkpoint_every=0).check()
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: checkpoint_every must be at least 1, got 0
+    """
+
+    checkpoint: Path | None = None
+    checkpoint_every: int = 10
+    memory: int | None = None
+    false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX
+    log: object = print
+    warn: object = None
+    client: object = None        # a dask.distributed.Client: features sharded on its workers
+    shards: int | None = None    # with a client: feature shards (default one per worker)
+
+    def check(self) -> None:
+        """Refuse options a run cannot honour, naming the parameter."""
+        if not (isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1):
+            raise FacedetectError("checkpoint_every must be at least 1, got "
+                                  f"{self.checkpoint_every!r}")
+        if not 0 < self.false_alarm_target < float("inf"):
+            raise FacedetectError("false_alarm_target must be a positive rate per megapixel, "
+                                  f"got {self.false_alarm_target!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CascadeConfig:
+    """The cascade's stopping rules (opencv_traincascade's names and defaults).
+
+    Parameters
+    ----------
+    stages : int
+        Stages at most, 1..100.
+    min_hit_rate : float
+        Share of the held-out faces each stage keeps.
+    max_false_alarm_rate : float
+        A stage grows until it keeps at most this share of its negatives.
+    max_stumps_per_stage : int
+        A stage stops growing here.
+    target_false_alarm_rate : float, optional
+        The cascade stops once the product of its stages' rates reaches it (default:
+        ``max_false_alarm_rate ** stages``).
+    negatives_per_stage : int, optional
+        Negatives each stage mines (default: as many as training faces, at most 5,000).
+    search_cost : bool
+        Each stage tries several costs and keeps the one with the fewest stumps.
+    positives_per_stage : int, optional
+        Training faces each stage samples (opencv_traincascade's ``numPos``).
+
+    Examples
+    --------
+    >>> config = CascadeConfig(stages=10)
+    >>> config.check()
+    >>> config.target
+    0.0009765625
+    """
+
+    stages: int = 20
+    min_hit_rate: float = 0.995
+    max_false_alarm_rate: float = 0.5
+    max_stumps_per_stage: int = 200
+    target_false_alarm_rate: float | None = None   # default: max_false_alarm_rate ** stages
+    negatives_per_stage: int | None = None   # default: as many as training faces, <= 5000
+    search_cost: bool = False   # each stage tries SEARCHED_COSTS and keeps the fewest stumps
+    # Each stage boosts on a seeded sample of at most this many of the training faces it
+    # still accepts (opencv_traincascade's numPos; None: all): with 35,000 faces from the
+    # wild a stage's features and rounds cost about three times those of 12,000.
+    positives_per_stage: int | None = None
+
+    def check(self) -> None:
+        """Refuse settings no cascade can meet, naming the parameter."""
+        if not (isinstance(self.stages, int) and 1 <= self.stages <= 100):
+            raise FacedetectError(f"stages must be 1..100, got {self.stages!r}")
+        for name in ("min_hit_rate", "max_false_alarm_rate"):
+            if not 0 < getattr(self, name) < 1:
+                raise FacedetectError(f"{name} must be in (0, 1), got {getattr(self, name)!r}")
+        if not (isinstance(self.max_stumps_per_stage, int)
+                and 1 <= self.max_stumps_per_stage <= 10_000):
+            raise FacedetectError("max_stumps_per_stage must be 1..10000, got "
+                                  f"{self.max_stumps_per_stage!r}")
+        target = self.target_false_alarm_rate
+        if target is not None and not 0 < target < 1:
+            raise FacedetectError(f"target_false_alarm_rate must be in (0, 1), got {target!r}")
+        count = self.negatives_per_stage
+        if count is not None and not (isinstance(count, int) and MIN_NEGATIVES <= count <= 10 ** 6):
+            raise FacedetectError(f"negatives_per_stage must be {MIN_NEGATIVES}..1000000, "
+                                  f"got {count!r}")
+        count = self.positives_per_stage
+        if count is not None and not (isinstance(count, int) and MIN_NEGATIVES <= count <= 10 ** 7):
+            raise FacedetectError(f"positives_per_stage must be {MIN_NEGATIVES}..10000000, "
+                                  f"got {count!r}")
+
+    def stage_costs(self, cost) -> tuple:
+        """The costs each stage is boosted at: ``cost``, or the searched ones."""
+        return SEARCHED_COSTS if self.search_cost else (tuple(cost),)
+
+    @property
+    def target(self) -> float:
+        if self.target_false_alarm_rate is not None:
+            return self.target_false_alarm_rate
+        return self.max_false_alarm_rate ** self.stages
