@@ -1,5 +1,7 @@
 """The one exception type the command line turns into a single line on stderr."""
 
+from __future__ import annotations
+
 
 class FacedetectError(Exception):
     """A user-facing error: bad input, missing data, a tampered model file.
@@ -17,6 +19,23 @@ class FacedetectError(Exception):
     ...     print(error)
     no-such-model.json: model file not found
     """
+
+
+class InvalidParameter(FacedetectError, ValueError, TypeError):
+    """A parameter out of its range or of the wrong kind: one line naming it, and both a
+    ``ValueError`` and a ``TypeError``, as scikit-learn's ``InvalidParameterError`` is.
+    ``parameter`` is its name, so that the command line can say the flag instead.
+
+    Examples
+    --------
+    >>> error = InvalidParameter("rounds must be an integer in 1..100000, got 0", "rounds")
+    >>> isinstance(error, ValueError), isinstance(error, TypeError), error.parameter
+    (True, True, 'rounds')
+    """
+
+    def __init__(self, message: str, parameter: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class DataNotFoundError(FacedetectError):

@@ -130,7 +130,8 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
             if max_pixels is not None and width * height > max_pixels:
                 raise FacedetectError(
                     f"{path}: {width}x{height} is {width * height / 1e6:.0f} megapixels, above "
-                    f"the limit of {max_pixels / 1e6:g} (raise it with --max-pixels)")
+                    f"the limit of {max_pixels / 1e6:g} (detect --max-pixels, or the "
+                    "max_pixels argument, raises it; shrink the image for training)")
             source_format = image.format
             image = ImageOps.exif_transpose(image)
             image.format = source_format   # a turned copy forgets it; to_grey reads it

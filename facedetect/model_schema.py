@@ -31,6 +31,14 @@ TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "c
              "n_features", "stumps", "features", "training", "operating_point", "detection",
              "stages", "sha256"}
 
+# The scan settings' ranges, declared once: detection's check (detector/params.py), the
+# detect command's flags and a model file's detection section all read them. Below a
+# pyramid step of 1.01 a face draws windows on hundreds of levels, and grouping them grows
+# as their square (1.001 took 23 GB on a 628x454 picture); OpenCV's default is 1.1.
+SCAN_LIMITS = {"scale_factor": (1.01, 10.0), "step": (1, 1000), "min_size": (1, 100_000),
+               "max_size": (1, 100_000), "threshold": (-1e9, 1e9),
+               "min_neighbors": (0, 1000), "neighbor_margin": (0.0, 1e6)}
+
 # A window's width in eye distances where a model records none: CBCL's 19x19 window's.
 CBCL_FRAMING = 1.75
 CBCL_WINDOW = 19
@@ -263,16 +271,18 @@ def _check_detection(path, detection):
     if not isinstance(detection, dict):
         fail(path, "detection must be an object")
     step = detection.get("step")
-    if not (is_finite(detection.get("threshold"))
-            and is_int(detection.get("min_neighbors"), 0, 1000)
-            and is_finite(detection.get("neighbor_margin"), 0, 1e6)
-            and is_finite(detection.get("scale_factor"), 1.001, 10)
-            and (step in ("auto", "refine") or is_int(step, 1, 1000))
-            and is_int(detection.get("min_size"), 1, 10 ** 6)
+    limits = SCAN_LIMITS
+    if not (is_finite(detection.get("threshold"), *limits["threshold"])
+            and is_int(detection.get("min_neighbors"), *limits["min_neighbors"])
+            and is_finite(detection.get("neighbor_margin"), *limits["neighbor_margin"])
+            and is_finite(detection.get("scale_factor"), *limits["scale_factor"])
+            and (step in ("auto", "refine") or is_int(step, *limits["step"]))
+            and is_int(detection.get("min_size"), *limits["min_size"])
             and detection.get("applies_to") == "images"):
-        fail(path, "detection needs a finite threshold, min_neighbors 0..1000, a "
-                   "neighbor_margin >= 0, a scale_factor in [1.001, 10], a step, a "
-                   "min_size and applies_to 'images'")
+        fail(path, "detection needs a finite threshold, min_neighbors "
+                   "{0}..{1}, a neighbor_margin >= 0, a scale_factor in [{2:g}, {3:g}], a "
+                   "step, a min_size and applies_to 'images'".format(
+                       *limits["min_neighbors"], *limits["scale_factor"]))
     if not (is_finite(detection.get("box_scale", 1.0), 0.1, 10)
             and is_finite(detection.get("box_shift", 0.0), -1, 1)):
         fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
@@ -287,7 +297,8 @@ def _check_opencv_point(path, point):
         return
     if not (isinstance(point, dict) and is_finite(point.get("threshold"))
             and is_int(point.get("min_neighbors"), 0, 1000)
-            and is_finite(point.get("scale_factor"), 1.001, 10)
+            and is_finite(point.get("scale_factor"), *SCAN_LIMITS["scale_factor"])
             and is_list(point.get("cuts"), lambda c: is_int(c, 1, MAX_STUMPS), 1, 64)):
         fail(path, "detection.opencv needs a finite threshold, min_neighbors 0..1000, a "
-                   "scale_factor in [1.001, 10] and a list of stage cuts")
+                   "scale_factor in [{0:g}, {1:g}] and a list of stage cuts".format(
+                       *SCAN_LIMITS["scale_factor"]))

@@ -35,7 +35,10 @@ def negatives():
 @pytest.fixture(scope="module")
 def trained(data, negatives, tmp_path_factory):
     out = tmp_path_factory.mktemp("cascade") / "cascade.json"
-    return train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False), out
+    result = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False)
+    from facedetect.model_schema import digest
+    assert result.model.document["sha256"] == digest(result.model.document)
+    return result, out
 
 
 def test_stage_threshold_keeps_the_hit_rate():

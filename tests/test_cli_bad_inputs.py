@@ -268,10 +268,12 @@ def test_r3_4_an_interrupt_at_any_moment_is_one_line_and_130(workspace):
         if process.returncode == 0:       # finished before the signal came
             Path("c.json").unlink()
             continue
-        if process.returncode == -signal.SIGINT:
-            # Before Python installs its handler, the signal ends the process as it would
-            # any C program (the shell reports 130): nothing was started, nothing is left.
-            assert err == "" and not Path("c.json.lock").exists(), (delay, err)
+        if process.returncode == -signal.SIGINT or (
+                process.returncode == 1 and err.startswith("Fatal Python error: init_")):
+            # Before Python has started (its own site import) or installed its handler,
+            # the signal ends the process as Python itself decides, before any line of
+            # facedetect ran: all the program can guarantee is that nothing is left.
+            assert "facedetect" not in err and not Path("c.json.lock").exists(), (delay, err)
             continue
         assert process.returncode == 130 and "Traceback" not in err, (delay, err)
         assert len(err.strip().splitlines()) == 1, (delay, err)

@@ -22,7 +22,7 @@ from facedetect.detector.scan import LevelScanner
 from facedetect.errors import FacedetectError
 from facedetect.detector.api import shipped_model_path
 
-SHARED = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "datasets"
+from .conftest import needs_data
 
 
 @pytest.fixture(scope="module")
@@ -541,9 +541,7 @@ def test_export_command_writes_a_loadable_cascade(tmp_path):
 
 
 def test_evaluate_images_with_opencv_baseline(tmp_path):
-    dev = SHARED / "mit-cmu-dev"
-    if not (dev / "bboxes.txt").exists():
-        pytest.skip("MIT+CMU development images not available")
+    dev = needs_data("mit-cmu-dev", "bboxes.txt")
     names = ("cnn1160.gif", "cnn2600.gif")
     lines = [l for l in (dev / "bboxes.txt").read_text().splitlines() if l.split()[0] in names]
     (tmp_path / "b.txt").write_text("\n".join(lines) + "\n")

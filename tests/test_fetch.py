@@ -80,7 +80,8 @@ SMALL_COUNTS = {"train": {"face": 2, "non-face": 3}, "test": {"face": 1, "non-fa
 @pytest.fixture
 def small_official(tmp_path, monkeypatch) -> Path:
     """An archive in the official layout whose counts are, for this test, the official ones."""
-    monkeypatch.setattr(fetch_module, "OFFICIAL_COUNTS", SMALL_COUNTS)
+    from facedetect.data import cbcl
+    monkeypatch.setattr(cbcl, "OFFICIAL_COUNTS", SMALL_COUNTS)   # fetch reads it on use
     windows = random_windows(5, seed=3)
     (tmp_path / "src").mkdir()
     return write_official_archive(tmp_path / "src" / "faces.tar.gz", {"train": {

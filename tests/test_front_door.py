@@ -17,9 +17,9 @@ from PIL import Image
 import facedetect
 from facedetect.errors import FacedetectError
 
-from .conftest import SHARED
+from .conftest import SHARED, data_folder
 
-DEV = SHARED / "mit-cmu-dev" / "images"
+DEV = (data_folder("mit-cmu-dev", "images") or SHARED / "mit-cmu-dev") / "images"
 REFERENCE_BOXES = Path(__file__).parent / "models" / "default_dev_boxes.json"
 
 
@@ -147,6 +147,9 @@ def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
         "models", "default.json").read_bytes())
     assert facedetect.load_model(copy).n_stumps == default.n_stumps
     assert facedetect.load_model(default) is default
+    from facedetect.model_schema import digest
+    for model in (default, cascade, facedetect.Detector().model):
+        assert model.document["sha256"] == digest(model.document)
     windows = np.random.default_rng(0).integers(0, 256, (5, *default.window[::-1]), dtype=np.uint8)
     assert default.decision_function(windows).shape == (5,)
     assert set(default.predict(windows)) <= {0, 1}

@@ -50,6 +50,10 @@ def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
     data = load_cbcl(small_cbcl)
     result = train_detector(plain_config((1, 5), 6), data, progress=False)
     model = result.model
+    # sealed once, after everything it records (its training seconds too)
+    from facedetect.model_schema import digest
+    assert model.document["training"]["seconds"] > 0
+    assert model.document["sha256"] == digest(model.document)
     pool = haar_feature_pool()
     X = feature_matrix(data.images, pool, progress=False)
     from facedetect.training.model_io import estimator_from_document
@@ -443,7 +447,7 @@ def test_resume_past_the_first_stage_needs_the_same_rounds(tmp_path):
     with pytest.raises(FacedetectError, match="resume with --rounds 5"):
         load_checkpoint(path, {"rounds": 4, "cost": [1, 10]})
     # A damaged window file is refused by its checksum.
-    npz = tmp_path / "m.json.checkpoint.json.npz"
+    (npz,) = tmp_path.glob("m.json.checkpoint.json.*.npz")   # named by its digest
     npz.write_bytes(npz.read_bytes()[:-1] + b"x")
     with pytest.raises(FacedetectError, match="does not match its checkpoint"):
         load_checkpoint(path, {"rounds": 5, "cost": [1, 10]})
@@ -490,3 +494,29 @@ def test_a_checkpoint_from_before_area_levels_is_refused(tmp_path):
     path.write_text(json.dumps(reseal(document)))
     with pytest.raises(FacedetectError, match="mined bilinear pyramid levels"):
         load_checkpoint(path, config)
+
+
+def test_a_kill_between_the_checkpoint_files_leaves_a_pair_that_resumes(tmp_path,
+                                                                       monkeypatch):
+    from facedetect.pipeline import checkpoint
+    from facedetect.pipeline.bootstrap import MiningState
+    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
+    path = tmp_path / "m.json.checkpoint.json"
+    config = {"rounds": 5, "cost": [1, 10]}
+    first = np.full((3, 19, 19), 7, np.uint8)
+    save_checkpoint(path, RunState(stage=1, mining=MiningState(4, [first], [])), config)
+
+    def killed(*args, **kwargs):   # the process dies after the windows, before the JSON
+        raise KeyboardInterrupt
+    monkeypatch.setattr(checkpoint, "atomic_write_text", killed)
+    second = np.full((5, 19, 19), 9, np.uint8)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(path, RunState(stage=1, mining=MiningState(9, [second], [])), config)
+    resumed = load_checkpoint(path, config)          # the older pair, whole
+    assert resumed.mining.position == 4 and resumed.mining.windows[0].tolist() == first.tolist()
+    monkeypatch.undo()
+    save_checkpoint(path, RunState(stage=1, mining=MiningState(9, [second], [])), config)
+    assert load_checkpoint(path, config).mining.position == 9
+    assert len(list(tmp_path.glob("m.json.checkpoint.json.*.npz"))) == 1   # the old one gone
+    checkpoint.remove_checkpoint(path)
+    assert not list(tmp_path.iterdir())

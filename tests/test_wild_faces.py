@@ -22,7 +22,7 @@ from facedetect.errors import FacedetectError
 from facedetect.pipeline.wild import crop_recall, eyes_found, split_wild_faces
 from facedetect.pipeline.train import TrainConfig, train_detector
 
-from .conftest import SHARED, plain_config
+from .conftest import needs_data, plain_config
 
 HEADER = "file,source,subject,leye_x,leye_y,reye_x,reye_y\n"
 
@@ -440,9 +440,7 @@ def test_resume_after_the_faces_changed_is_refused(small_cbcl, cbcl_faces_folder
 
 
 def test_split_of_the_shared_faces_holds_out_about_a_tenth():
-    folder = SHARED / "faces"
-    if not (folder / "faces.csv").is_file():
-        pytest.skip("faces from the wild not available at ../shared/datasets/faces")
+    folder = needs_data("faces", "faces.csv")
     import csv
     with open(folder / "faces.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))

@@ -119,6 +119,27 @@ def bounded_float(low: float, high: float):
     return parse
 
 
+def field_type(name: str):
+    """An argparse type for the ``TrainConfig`` field ``name``: the kind and range that
+    :data:`facedetect.pipeline.config.FIELD_LIMITS` declares, checked by the library's
+    own :func:`~facedetect.pipeline.config.check_field`."""
+    from ..pipeline.config import FIELD_LIMITS, check_field   # plain data: no numba here
+    kind = FIELD_LIMITS[name][0]
+
+    def parse(text: str):
+        try:
+            value = int(text) if kind == "int" else finite_float(text)
+        except (ValueError, argparse.ArgumentTypeError):
+            what = "an integer" if kind == "int" else "a finite number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        try:
+            return check_field(name, value)
+        except FacedetectError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    parse.__name__ = name   # argparse names the type in its messages
+    return parse
+
+
 def finite_float(text: str) -> float:
     """A finite real number (argparse type): refuses nan and inf."""
     try:
@@ -208,6 +229,10 @@ def check_not_run_file(path, flag: str) -> None:
     """Refuse an output named like a run's lock or checkpoint (``m.json.lock``): writing a
     model there would break the run that owns it, or be taken for its state."""
     name = str(path)
+    import re
+    if re.search(r"\.checkpoint\.json\.[0-9a-f]{16}\.npz$", name):
+        raise FacedetectError(f"{flag}: {name!r} is named like a training run's checkpoint "
+                              "windows; choose another name")
     for suffix in RUN_FILE_SUFFIXES:
         if name.endswith(suffix):
             raise FacedetectError(f"{flag}: {name!r} is named like a training run's "

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
-from ..detector.params import DetectionParams
+from ..detector.params import DetectionParams, InvalidScanSetting
 from ..errors import FacedetectError
 from ..files import DEFAULT_MAX_PIXELS
 from ..threads import wait_passively
@@ -79,12 +78,13 @@ def detector_from(args, model=None):
                         min_size=args.min_size, max_size=args.max_size,
                         threshold=args.threshold, min_neighbors=args.min_neighbors,
                         neighbor_margin=args.neighbor_margin)
-    except FacedetectError as error:
-        # The library names its parameters; say them as the flags the user typed.
-        raise FacedetectError(re.sub(r"\b(scale_factor|step|min_size|max_size|min_neighbors|"
-                                     r"neighbor_margin)\b",
-                                     lambda m: "--" + m.group(1).replace("_", "-"),
-                                     str(error))) from None
+    except InvalidScanSetting as error:
+        # The library's error names its parameter: say it as the flag the user typed.
+        flag = "--" + error.parameter.replace("_", "-") if error.parameter else None
+        text = str(error)
+        if flag and text.startswith(error.parameter):
+            text = flag + text[len(error.parameter):]
+        raise FacedetectError(text) from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -123,11 +123,21 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
     if not args.output:
         return None, False
     out = Path(args.output)
+    inputs = {path.resolve(): path for path in files}
     if out.is_dir() or not out.suffix:
+        names = _output_names(files)
+        for path in files:   # an annotated copy must never replace an image still to read
+            if (out / names[path]).resolve() in inputs:
+                raise FacedetectError(f"--output: the annotated copy of {path} would replace "
+                                      f"the input {inputs[(out / names[path]).resolve()]}; "
+                                      "choose another folder")
         return writable_folder(out, "--output"), True
     if len(files) > 1:
         raise FacedetectError(f"--output: {len(files)} images need a folder, not the file "
                               f"{str(out)!r}")
+    if out.resolve() in inputs:
+        raise FacedetectError(f"--output: {out} is the input image; the annotated copy "
+                              "needs another name")
     return check_writable(out, "--output"), False
 
 

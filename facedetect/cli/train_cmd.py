@@ -16,9 +16,9 @@ from ..pipeline.config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, Tra
                                resolved_window, split_indices, trains_cbcl_faces)
 from ..pipeline.settings import DEFAULT_MEMORY_GB, TARGET_FALSE_ALARMS_PER_MPX, RunOptions
 from ..training.cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
-from .common import (bounded_float, bounded_int, check_not_run_file, check_writable,
+from .common import (bounded_int, field_type, check_not_run_file, check_writable,
                      created_folder, describe_operating_point, finite_float, parse_cost,
-                     feature_share, probability, scheduler, standalone_main)
+                     feature_share, scheduler, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
 # The recipe (train-detector with no flags) is TrainConfig's defaults; the measurements
@@ -40,7 +40,7 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cost", type=parse_cost, default=RECIPE.cost, metavar="CP,CN",
                        help="cost of a missed face, then of a false alarm (default "
                             f"{RECIPE.cost[0]:g},{RECIPE.cost[1]:g})")
-    group.add_argument("--rounds", type=int, default=RECIPE.rounds,
+    group.add_argument("--rounds", type=field_type("rounds"), default=RECIPE.rounds,
                        help=f"boosting rounds (default {RECIPE.rounds})")
     group.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default=RECIPE.algorithm,
                        help="; ".join(f"{name}: {entry.description}"
@@ -54,17 +54,17 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
                             "round: a fraction in (0, 1] or a count above 1 (default: "
                             + ("all" if RECIPE.max_features is None else
                                f"{RECIPE.max_features:g}") + ")")
-    group.add_argument("--framing", type=finite_float, metavar="D",
+    group.add_argument("--framing", type=field_type("framing"), metavar="D",
                        help="how many eye distances wide the window frames a face (default: "
                             f"{WILD_FRAMING:g} for the {WILD_WINDOW[0]}x{WILD_WINDOW[1]} "
                             "window of faces from the wild, CBCL's 1.75 at 19x19)")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz")
-    group.add_argument("--holdout", type=float, default=RECIPE.holdout,
+    group.add_argument("--holdout", type=field_type("holdout"), default=RECIPE.holdout,
                        help=f"stratified held-out fraction (default {RECIPE.holdout:g}; 0 "
                             "trains on all)")
     group.add_argument("--balanced", action="store_true",
                        help="use the class-balanced subset (the paper's CBCL experiment)")
-    group.add_argument("--seed", type=bounded_int(0, 2**32 - 1), default=RECIPE.seed,
+    group.add_argument("--seed", type=field_type("seed"), default=RECIPE.seed,
                        help=f"split seed, 0..2^32-1 (default {RECIPE.seed})")
 
 
@@ -82,17 +82,17 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                        default=RECIPE.mirror,
                        help="also train on every training face flipped left to right "
                             f"(default: {'on' if RECIPE.mirror else 'off'})")
-    group.add_argument("--jitter", type=bounded_int(0, 100), default=RECIPE.jitter,
+    group.add_argument("--jitter", type=field_type("jitter"), default=RECIPE.jitter,
                        metavar="N",
                        help="also train on N slightly turned, scaled and shifted copies of "
                             f"every training face, 0..100 (default {RECIPE.jitter})")
-    group.add_argument("--grain", type=bounded_float(0, 100), default=RECIPE.grain,
+    group.add_argument("--grain", type=field_type("grain"), default=RECIPE.grain,
                        metavar="SD",
                        help="Gaussian grain on the windows of the faces from the wild and "
                             "on the mined negatives alike, each its own sd up to SD grey "
                             f"levels, 0..100 (default {RECIPE.grain:g}; none without the "
                             "faces or without mining)")
-    group.add_argument("--posterize", type=bounded_float(0, 1), default=RECIPE.posterize,
+    group.add_argument("--posterize", type=field_type("posterize"), default=RECIPE.posterize,
                        metavar="FRACTION",
                        help="posterise this fraction of the windows of the faces from the "
                             "wild and of the mined negatives alike to 4..8 grey levels, "
@@ -103,12 +103,13 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:
     """How the window operating point is chosen."""
     group = parser.add_argument_group("window operating point")
-    group.add_argument("--calibration-split", type=float, default=RECIPE.calibration_split,
+    group.add_argument("--calibration-split", type=field_type("calibration_split"),
+                       default=RECIPE.calibration_split,
                        metavar="F",
                        help="fraction of the training part kept from boosting to choose the "
                             "cost-aware operating point (default "
                             f"{RECIPE.calibration_split:g}; 0 keeps the raw threshold 0)")
-    group.add_argument("--prior", type=probability, metavar="P",
+    group.add_argument("--prior", type=field_type("prior"), metavar="P",
                        help="deployment probability of a face, in (0, 1), for the operating "
                             "point (default: the training data's)")
     group.add_argument("--calibration", choices=("sigmoid", "isotonic"), default=RECIPE.calibration,
@@ -132,7 +133,7 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        help="face-free pictures for hard-negative bootstrapping (default: "
                             "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
                             "else scikit-image's 16 pictures, with a warning)")
-    group.add_argument("--bootstrap-rounds", type=bounded_int(0, 20),
+    group.add_argument("--bootstrap-rounds", type=field_type("bootstrap_rounds"),
                        default=RECIPE.bootstrap_rounds, metavar="K",
                        help="retrain K times, adding the false positives mined on the "
                             f"negatives (default {RECIPE.bootstrap_rounds})")
@@ -140,15 +141,15 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        dest="bootstrap_rounds",
                        help="no hard-negative bootstrapping: the plain window classifier "
                             "of the paper's experiment")
-    group.add_argument("--stage-rounds", type=bounded_int(1, 100_000),
+    group.add_argument("--stage-rounds", type=field_type("stage_rounds"),
                        default=RECIPE.stage_rounds, metavar="N",
                        help="boosting rounds of each bootstrap stage before the last, whose "
                             f"models only mine hard negatives (default {RECIPE.stage_rounds})")
-    group.add_argument("--bootstrap-limit", type=bounded_int(1, 10**6),
+    group.add_argument("--bootstrap-limit", type=field_type("bootstrap_limit"),
                        default=RECIPE.bootstrap_limit, metavar="N",
                        help="hard negatives mined per bootstrap round at most (default "
                             f"{RECIPE.bootstrap_limit})")
-    group.add_argument("--bootstrap-threshold", type=finite_float,
+    group.add_argument("--bootstrap-threshold", type=field_type("bootstrap_threshold"),
                        default=RECIPE.bootstrap_threshold, metavar="T",
                        help="harvest the windows scoring above T (default 0, the windows "
                             "the model accepts; below 0 near misses join them)")
@@ -189,8 +190,14 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 def _out_path(args) -> Path:
     if args.out:
+        from ..pipeline.train import check_output
         check_not_run_file(args.out, "--out")
-        return check_writable(args.out, "--out")
+        out = check_writable(args.out, "--out")
+        try:
+            check_output(out)   # never a file of the data: faces.csv, an image
+        except FacedetectError as error:
+            raise FacedetectError("--" + str(error)) from None
+        return out
     cp, cn = (f"{c:g}" for c in args.cost)
     kind = "cascade" if args.stages else "detector"
     return DEFAULT_MODEL_DIR / f"{kind}_{cp}_{cn}.json"

@@ -39,6 +39,8 @@ CSV_NAME = "faces.csv"
 REQUIRED_COLUMNS = ("file", "leye_x", "leye_y", "reye_x", "reye_y")
 MAX_CSV_BYTES = 256 << 20
 MAX_ROWS = 2_000_000
+# Skipped rows are named one line each up to this many, then counted.
+MAX_WARNINGS = 20
 MAX_FACE_PIXELS = 4096 * 4096
 MIN_EYE_DISTANCE = 4.0     # pixels: closer eyes cannot be framed into a 19x19 window
 MIN_FACES = 10
@@ -203,13 +205,17 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
     raw = read_bounded(csv_path, MAX_CSV_BYTES, "faces CSV")
     digest = hashlib.sha256(raw)
     rows = _csv_rows(raw, csv_path)
+    del raw   # the rows are read one at a time: memory follows the faces kept
     crops, eyes, names, groups, sources, seen, skipped = [], [], [], [], [], set(), 0
-    image_hashes = []
+    image_hashes, inside = [], folder.resolve()
     for number, row in rows:
-        face = _read_row(row, folder, seen, digest)
+        face = _read_row(row, folder, inside, seen, digest)
         if isinstance(face, str):
-            warn(f"warning: {csv_path}:{number}: {face}; skipped")
             skipped += 1
+            if skipped <= MAX_WARNINGS:   # one line each, then a count: never a flood
+                # repr-quoted where it holds a line break, so a warning stays one line
+                face = face if face.isprintable() else repr(face)
+                warn(f"warning: {csv_path}:{number}: {face}; skipped")
             continue
         crops.append(face[0])
         eyes.append(face[1])
@@ -218,6 +224,9 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
         sources.append((row.get("source") or "").strip())
         groups.append(f"{row.get('source') or ''}/{row['subject']}" if row.get("subject")
                       else row["file"])
+    if skipped > MAX_WARNINGS:
+        warn(f"warning: {csv_path}: {skipped - MAX_WARNINGS:,} more rows skipped "
+             f"({skipped:,} in all)")
     if len(names) < MIN_FACES:
         raise FacedetectError(f"{csv_path}: {len(names)} usable faces ({skipped} rows "
                               f"skipped); training needs at least {MIN_FACES}")
@@ -278,24 +287,30 @@ def _csv_rows(raw: bytes, path: Path):
     missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise FacedetectError(f"{path}: missing column(s) {', '.join(missing)}; {_CSV_HELP}")
-    rows = []
+    return _rows_of(reader, path)
+
+
+def _rows_of(reader, path: Path):
+    """The reader's rows one at a time (a list of them all took 6 GB for a 200 MB CSV of
+    empty columns), at most ``MAX_ROWS``."""
+    count = 0
     try:
         for row in reader:
-            if len(rows) >= MAX_ROWS:
+            count += 1
+            if count > MAX_ROWS:
                 raise FacedetectError(f"{path}: more than {MAX_ROWS:,} rows")
-            rows.append((reader.line_num, row))
+            yield reader.line_num, row
     except csv.Error as error:
         raise FacedetectError(f"{path}:{reader.line_num}: {error}") from None
-    return rows
 
 
-def _read_row(row: dict, folder: Path, seen: set, digest):
-    """``(crop, eyes)`` of one CSV row, or the reason it is skipped."""
+def _read_row(row: dict, folder: Path, inside: Path, seen: set, digest):
+    """``(crop, eyes)`` of one CSV row, or the reason it is skipped. ``inside``: the
+    folder resolved; ``seen``: the files read so far, resolved (``x``, ``./x`` and
+    ``images//x`` are one file)."""
     name = (row.get("file") or "").strip()
     if not name:
         return "no file name"
-    if name in seen:
-        return f"{name} is listed twice"
     try:
         eyes = [float(row[c]) for c in REQUIRED_COLUMNS[1:]]
     except (TypeError, ValueError):
@@ -304,9 +319,22 @@ def _read_row(row: dict, folder: Path, seen: set, digest):
         return "eye positions must be finite"
     if math.hypot(eyes[2] - eyes[0], eyes[3] - eyes[1]) < MIN_EYE_DISTANCE:
         return f"the eyes are closer than {MIN_EYE_DISTANCE:g} pixels"
+    if eyes[0] > eyes[2]:
+        # An upright face's eyes are listed image-left first; swapped, every window
+        # would be cut mirrored and upside down.
+        return ("the first eye lies right of the second: list the eye on the image's "
+                "left first (leye_x < reye_x)")
     path = folder / name
     if "\0" in name or ".." in Path(name).parts or Path(name).is_absolute():
         return f"{name!r}: the file must lie inside the faces folder"
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError) as error:
+        return f"{name}: {error}"
+    if not real.is_relative_to(inside):   # a link out of the folder
+        return f"{name!r}: the file must lie inside the faces folder (it links outside)"
+    if real in seen:
+        return f"{name} is listed twice"
     try:
         data = read_bounded(path, 64 << 20, "face image")
         crop = read_grey(path, max_pixels=MAX_FACE_PIXELS)
@@ -315,7 +343,7 @@ def _read_row(row: dict, folder: Path, seen: set, digest):
     height, width = crop.shape
     if not all(0 <= x < width and 0 <= y < height for x, y in (eyes[:2], eyes[2:])):
         return f"{name}: the eyes lie outside its {width}x{height} pixels"
-    seen.add(name)
+    seen.add(real)
     image_hash = hashlib.sha256(data).digest()
     digest.update(name.encode() + b"\0" + image_hash)
     return crop, eyes, image_hash

@@ -304,6 +304,42 @@ def scan_raw(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     return np.vstack(rects).astype(np.int64), np.concatenate(scores), scanned
 
 
+def scan_best(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams,
+              limit: int | None = None):
+    """:func:`scan_raw` that keeps the ``limit`` best windows instead of refusing more:
+    ``(rects, scores, floor)``, where ``floor`` is the score at or below which windows
+    were dropped (``-inf`` if none was). Above the floor the windows are all there: a weak
+    model's false alarms can still be counted there."""
+    limit = MAX_WINDOWS if limit is None else limit
+    win_w, win_h = scanner.window
+    rects, scores, kept, floor = [], [], 0, -np.inf
+    for _, (sx, sy), xs, ys, level_scores, _ in _scan_levels(grey, scanner, params):
+        if len(xs):
+            rects.append(np.column_stack([np.rint(xs * sx), np.rint(ys * sy),
+                                          np.full(len(xs), round(win_w * sx)),
+                                          np.full(len(xs), round(win_h * sy))]))
+            scores.append(level_scores)
+            kept += len(xs)
+        if kept > 2 * limit:   # trimmed now and then, so that the work stays linear
+            rects, scores, floor = _best(rects, scores, limit, floor)
+            kept = limit
+    if not rects:
+        return np.empty((0, 4), np.int64), np.empty(0), floor
+    rects, scores, floor = _best(rects, scores, limit, floor)
+    return rects[0].astype(np.int64), scores[0], floor
+
+
+def _best(rects: list, scores: list, limit: int, floor: float):
+    """The ``limit`` best of the windows so far, as one-element lists, and the new floor."""
+    rects, scores = np.vstack(rects), np.concatenate(scores)
+    if len(scores) > limit:
+        order = np.argsort(scores, kind="stable")[::-1]
+        floor = max(floor, float(scores[order[limit]]))
+        keep = scores > floor   # ties at the floor go together
+        rects, scores = rects[keep], scores[keep]
+    return [rects], [scores], floor
+
+
 def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """The pixels of every window the detector accepts, as ``(n, h, w)`` uint8 patches
     cut from the pyramid level where it was scanned: on a face-free image, exactly the

@@ -19,6 +19,9 @@ SIZE_BUCKET = 1.1   # windows whose widths differ by less than this factor share
 # Above this many windows grouping would take minutes and gigabytes (the windows above a
 # threshold far below any face's score): refused with a message rather than attempted.
 MAX_WINDOWS = 100_000
+# Candidate pairs at most (about 100 bytes each while they are filtered): windows packed
+# so densely (a pyramid step near 1) that they pair past this are refused, not grouped.
+MAX_PAIRS = 10_000_000
 
 
 def _similar_pairs(rects: np.ndarray, eps: float):
@@ -37,11 +40,21 @@ def _similar_pairs(rects: np.ndarray, eps: float):
     reach = [eps * (w[m].max() + h[m].max()) * 0.5 for m in members]
     widths = [(w[m].min(), w[m].max()) for m in members]
     rows, cols = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    pairs = 0
     for a in range(len(members)):
         for b in range(a, len(members)):
             limit = min(reach[a], reach[b])
             if widths[b][0] - widths[a][1] > 2 * limit:
                 break   # the widths only grow from here on
+            # Counted first, in constant memory: the pairs grow as the square of the
+            # windows per face.
+            pairs += int(trees[a].count_neighbors(trees[b], limit, p=np.inf))
+            if pairs > MAX_PAIRS:
+                from ..errors import FacedetectError
+                raise FacedetectError(
+                    f"the {len(rects):,} windows to group overlap in more than "
+                    f"{MAX_PAIRS:,} pairs: the pyramid is too fine or the threshold too low; "
+                    "raise scale_factor or the threshold")
             found = trees[a].sparse_distance_matrix(trees[b], limit, p=np.inf,
                                                     output_type="ndarray")
             i, j = members[a][found["i"]], members[b][found["j"]]

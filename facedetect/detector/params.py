@@ -4,12 +4,13 @@ once. Plain data, so that the command line reads its defaults without loading th
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
-from ..errors import FacedetectError
-from ..model_schema import PYRAMIDS
+from ..errors import FacedetectError, InvalidParameter
+from ..model_schema import PYRAMIDS, SCAN_LIMITS
 
-__all__ = ["DetectionParams"]
+__all__ = ["DetectionParams", "InvalidScanSetting"]
 
 
 @dataclass(kw_only=True)
@@ -21,7 +22,7 @@ class DetectionParams:
     Parameters
     ----------
     scale_factor : float
-        Pyramid step, in [1.001, 10].
+        Pyramid step, in [1.01, 10].
     step : int, "auto" or "refine"
         Window stride in pixels; ``"auto"`` is OpenCV's rule (2 up to twice the window,
         then 1) with the rest of its scan (its levels; no window of a standard deviation
@@ -47,7 +48,7 @@ class DetectionParams:
     >>> DetectionParams(scale_factor=1.0).validate()
     Traceback (most recent call last):
         ...
-    facedetect.errors.FacedetectError: scale_factor must be in [1.001, 10]
+    facedetect.detector.params.InvalidScanSetting: scale_factor must be a number in [1.01, 10], got 1.0
     """
 
     scale_factor: float = 1.1
@@ -65,17 +66,41 @@ class DetectionParams:
         return self.threshold - self.neighbor_margin
 
     def validate(self):
-        if not 1.001 <= self.scale_factor <= 10:
-            # Below 1.001 the pyramid has thousands of levels per octave: no end in sight.
-            raise FacedetectError("scale_factor must be in [1.001, 10]")
-        if self.step not in ("auto", "refine") and not (isinstance(self.step, int)
-                                                        and self.step >= 1):
-            raise FacedetectError("step must be a positive integer, 'auto' or 'refine'")
-        if self.min_size < 1 or (self.max_size is not None and self.max_size < self.min_size):
-            raise FacedetectError("min_size must be >= 1 and max_size >= min_size")
-        if self.min_neighbors < 0:
-            raise FacedetectError("min_neighbors must be >= 0")
-        if not 0 <= self.neighbor_margin < float("inf"):
-            raise FacedetectError("neighbor_margin must be a finite number >= 0")
+        """Refuse settings no scan can honour, naming the parameter; numpy scalars are
+        taken as the numbers they are (and stored as Python numbers)."""
+        self.scale_factor = _number("scale_factor", self.scale_factor)
+        if self.step not in ("auto", "refine"):
+            try:
+                self.step = _number("step", self.step, integer=True)
+            except FacedetectError:
+                raise InvalidScanSetting("step must be a positive integer, 'auto' or "
+                                         f"'refine', got {self.step!r}") from None
+        self.min_size = _number("min_size", self.min_size, integer=True)
+        if self.max_size is not None:
+            self.max_size = _number("max_size", self.max_size, integer=True,
+                                    low=self.min_size)
+        self.threshold = _number("threshold", self.threshold)
+        self.min_neighbors = _number("min_neighbors", self.min_neighbors, integer=True)
+        self.neighbor_margin = _number("neighbor_margin", self.neighbor_margin)
         if self.pyramid not in PYRAMIDS:
-            raise FacedetectError(f"pyramid must be one of {', '.join(PYRAMIDS)}")
+            raise InvalidScanSetting(f"pyramid must be one of {', '.join(PYRAMIDS)}, got "
+                                     f"{self.pyramid!r}")
+
+
+class InvalidScanSetting(InvalidParameter):
+    """A scan setting out of its range or of the wrong type (also a ``ValueError``)."""
+
+
+def _number(name: str, value, integer: bool = False, low: float | None = None):
+    """``value`` as a Python int or float within ``SCAN_LIMITS[name]`` (from ``low``
+    where given), else one line naming ``name``: no bool, no NaN, no string; numpy scalars
+    welcome."""
+    bottom, top = SCAN_LIMITS[name]
+    bottom = bottom if low is None else low
+    kinds = (numbers.Integral,) if integer else (numbers.Real,)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not (
+            bottom <= value <= top):   # NaN fails the comparison
+        kind = "an integer" if integer else "a number"
+        raise InvalidScanSetting(f"{name} must be {kind} in [{bottom:g}, {top:g}], got "
+                                 f"{value!r}", name)
+    return int(value) if integer else float(value)

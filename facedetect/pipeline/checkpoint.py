@@ -2,14 +2,18 @@
 
 A run is a sequence of stages (boosting, then mining hard negatives, then boosting again).
 Its checkpoint is a JSON file with the settings, the stage, the boosting state and the
-mining progress, and beside it ``<checkpoint>.npz`` with the windows mined so far, whose
-SHA-256 the JSON records. Floats are written with their shortest round-trip
+mining progress, and beside it ``<checkpoint>.<digest>.npz`` with the windows mined so far,
+named by their SHA-256, which the JSON records. The windows are written first under their
+own name and the JSON replaced after: a kill at any instant leaves a JSON whose windows are
+there (the older pair until the new JSON lands), and the windows no JSON names are removed
+once it has. Floats are written with their shortest round-trip
 representation, so a resumed run continues from bit-identical weights and produces the
 model an uninterrupted run would.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import io
 import json
@@ -26,7 +30,8 @@ from ..training.boosting import TrainingState
 from .bootstrap import MINING_PYRAMID, MiningState
 
 FORMAT = "facedetect-checkpoint"
-VERSION = 3   # 3: the JSON carries its own SHA-256
+VERSION = 4   # 3: the JSON carries its own SHA-256; 4: the windows file named by digest
+READABLE_VERSIONS = (3, 4)
 MAX_CHECKPOINT_BYTES = 2 ** 30   # the JSON: weights of up to ~50 million windows
 MAX_WINDOWS_BYTES = 2 ** 33      # mined windows: 20 rounds x 10^6 windows of 19x19 bytes
 
@@ -41,8 +46,28 @@ class RunState:
     mining: MiningState | None = None       # set once this stage's boosting is done
 
 
-def _windows_path(path: Path) -> Path:
-    return Path(str(path) + ".npz")
+def _windows_path(path: Path, sha256: str | None = None) -> Path:
+    """The windows file of checkpoint ``path``: named by its digest (version 4), or
+    ``<checkpoint>.npz`` (version 3)."""
+    return Path(f"{path}.{sha256[:16]}.npz" if sha256 else f"{path}.npz")
+
+
+def _named_digest(document) -> str | None:
+    """The digest a version-4 checkpoint names its windows by (None: version 3, or no
+    digest a file name may be made of)."""
+    if not isinstance(document, dict) or document.get("version") != 4:
+        return None
+    sha256 = document.get("windows_sha256")
+    ok = isinstance(sha256, str) and len(sha256) == 64 and all(
+        c in "0123456789abcdef" for c in sha256)
+    return sha256 if ok else None
+
+
+def _windows_files(path: Path) -> list[Path]:
+    """Every windows file of checkpoint ``path``, of either version."""
+    import glob
+    return [Path(p) for p in glob.glob(glob.escape(str(path)) + ".*npz")
+            if Path(p).name.count(".npz") == 1]
 
 
 def save_checkpoint(path, run: RunState, config: dict) -> Path:
@@ -52,11 +77,13 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
              else np.empty((0, *run.extra.shape[1:]), np.uint8))
     np.savez(buffer, extra=run.extra, mined=mined)
     payload = buffer.getvalue()
-    atomic_write_bytes(_windows_path(path), payload)
+    sha256 = hashlib.sha256(payload).hexdigest()
+    windows = _windows_path(path, sha256)
+    if not windows.exists():
+        atomic_write_bytes(windows, payload)
     state = run.boosting
     document = {"format": FORMAT, "version": VERSION, "config": config, "stage": run.stage,
-                "pyramid": MINING_PYRAMID,
-                "windows_sha256": hashlib.sha256(payload).hexdigest(),
+                "pyramid": MINING_PYRAMID, "windows_sha256": sha256,
                 "boosting": None if state is None else {
                     "weights": state.weights.tolist(), "log_acc_pos": state.log_acc_pos,
                     "log_acc_neg": state.log_acc_neg, "stumps": state.stumps,
@@ -65,12 +92,22 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
                 "mining": None if run.mining is None else {
                     "position": run.mining.position, "skipped": run.mining.skipped}}
     document["sha256"] = digest(document)
-    return atomic_write_text(path, json.dumps(document, allow_nan=False))
+    atomic_write_text(path, json.dumps(document, allow_nan=False))
+    for other in _windows_files(path):   # only now that the JSON names the new windows
+        if other != windows:
+            other.unlink(missing_ok=True)
+    return path
 
 
 def remove_checkpoint(path) -> None:
-    Path(path).unlink(missing_ok=True)
-    _windows_path(Path(path)).unlink(missing_ok=True)
+    """The checkpoint, its windows, and the temporary files a killed write of either left
+    (the run holds its output's lock: no other writer's are there)."""
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    for windows in _windows_files(path):
+        windows.unlink(missing_ok=True)
+    for temp in path.parent.glob(f".{glob.escape(path.name)}*.tmp"):
+        temp.unlink(missing_ok=True)
 
 
 def _differences(saved: dict, config: dict) -> list[str]:
@@ -84,13 +121,14 @@ def load_checkpoint(path, config: dict) -> RunState:
     try:
         document = parse_json(read_bounded(path, MAX_CHECKPOINT_BYTES, "a checkpoint")
                               .decode("utf-8"), path, "checkpoint")
-        payload = read_bounded(_windows_path(path), MAX_WINDOWS_BYTES, "a checkpoint's windows")
+        windows = _windows_path(path, _named_digest(document))
+        payload = read_bounded(windows, MAX_WINDOWS_BYTES, "a checkpoint's windows")
     except FileNotFoundError as error:
         raise FacedetectError(f"{error.filename}: no checkpoint to resume from") from None
     except (OSError, UnicodeDecodeError) as error:
         raise FacedetectError(f"{path}: unreadable checkpoint ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT \
-            or document.get("version") != VERSION:
+            or document.get("version") not in READABLE_VERSIONS:
         raise FacedetectError(f"{path}: not a facedetect checkpoint of version {VERSION}")
     if document.get("sha256") != digest(document):
         raise FacedetectError(f"{path}: checksum mismatch: the checkpoint was modified or "
@@ -118,7 +156,7 @@ def load_checkpoint(path, config: dict) -> RunState:
                               f"{saved_rounds} rounds; resume with --rounds {saved_rounds} "
                               "or train again without --resume")
     if hashlib.sha256(payload).hexdigest() != document.get("windows_sha256"):
-        raise FacedetectError(f"{_windows_path(path)}: does not match its checkpoint "
+        raise FacedetectError(f"{windows}: does not match its checkpoint "
                               "(damaged or from another run)")
     try:
         with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:

@@ -6,12 +6,13 @@ the held-out file names, so evaluation can refuse to leak.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from ..costs import check_cost
-from ..errors import FacedetectError
+from ..errors import FacedetectError, InvalidParameter
 from ..model_schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
 from ..registry import ALGORITHMS
 from ..training.splits import balanced_subset, stratified_holdout
@@ -166,7 +167,7 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
                               f"in eye distances), got {window[0]}x{window[1]}")
     framing = config.framing or (FRAMING if window == (CBCL_WINDOW,) * 2 else WILD_FRAMING)
     if framing > FRAMING and not wild_faces:
-        raise FacedetectError(f"a window framing {framing:g} eye distances needs faces from "
+        raise FacedetectError(f"a window framing {framing!r} eye distances needs faces from "
                               f"the wild: CBCL's faces span {FRAMING:g} (use a 19x19 window "
                               "or give the faces)")
     return replace(config, window=window, framing=float(framing))
@@ -256,55 +257,83 @@ def calibration_indices(labels, train, config: TrainConfig):
     return train[fit], train[calibration]
 
 
+# Each numeric field's kind and range, declared once: check_config reads it and the
+# command's flags are typed from it (cli/train_cmd.py). (kind, low, high, open ends,
+# None allowed); "[)" is [low, high).
+FIELD_LIMITS = {
+    "rounds": ("int", 1, 100_000, "[]", False),
+    "stage_rounds": ("int", 1, 100_000, "[]", True),
+    "holdout": ("float", 0.0, 1.0, "[)", False),
+    "calibration_split": ("float", 0.0, 1.0, "[)", False),
+    # Nearer 0 or 1 the probability cut rounds to 0 or 1 in floating point.
+    "prior": ("float", 1e-12, 1.0 - 1e-12, "[]", True),
+    "seed": ("int", 0, 2 ** 32 - 1, "[]", False),
+    "jitter": ("int", 0, 100, "[]", False),
+    "grain": ("float", 0.0, 100.0, "[]", False),
+    "posterize": ("float", 0.0, 1.0, "[]", False),
+    "framing": ("float", 1.0, 3.0, "[]", True),
+    "bootstrap_rounds": ("int", 0, 20, "[]", False),
+    "bootstrap_limit": ("int", 1, 10 ** 6, "[]", False),
+    "bootstrap_threshold": ("float", -1e6, 1e6, "[]", False),
+}
+FIELD_CHOICES = {"algorithm": ALGORITHM_CHOICES, "selection": ("root", "loss"),
+                 "calibration": CALIBRATIONS, "threshold_rule": tuple(THRESHOLD_RULES)}
+FIELD_FLAGS = ("balanced", "mirror", "exact")
+
+
+def check_field(name: str, value):
+    """``value`` as the field ``name`` takes it (numpy scalars as Python numbers), or an
+    :class:`~facedetect.errors.InvalidParameter` naming it.
+
+    Examples
+    --------
+    >>> check_field("jitter", np.int64(3))
+    3
+    >>> check_field("holdout", "x")
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.InvalidParameter: holdout must be a number in [0, 1), got 'x'
+    """
+    if name in FIELD_CHOICES:
+        if not isinstance(value, str) or value not in FIELD_CHOICES[name]:
+            raise InvalidParameter(f"{name} must be one of "
+                                   f"{', '.join(FIELD_CHOICES[name])}, got {value!r}", name)
+        return value
+    if name in FIELD_FLAGS:
+        if not isinstance(value, (bool, np.bool_)):
+            raise InvalidParameter(f"{name} must be True or False, got {value!r}", name)
+        return bool(value)
+    kind, low, high, ends, optional = FIELD_LIMITS[name]
+    if value is None and optional:
+        return None
+    number = numbers.Integral if kind == "int" else numbers.Real
+    inside = (isinstance(value, number) and not isinstance(value, (bool, np.bool_))
+              and (low <= value if ends[0] == "[" else low < value)
+              and (value <= high if ends[1] == "]" else value < high))   # NaN: False
+    if not inside:
+        what = "an integer" if kind == "int" else "a number"
+        span = (f"{low}..{high}" if kind == "int"
+                else f"{ends[0]}{low:.12g}, {high:.12g}{ends[1]}")
+        raise InvalidParameter(f"{name} must be {what} in {span}"
+                               + (" or None" if optional else "") + f", got {value!r}", name)
+    return int(value) if kind == "int" else float(value)
+
+
 def check_config(config: TrainConfig) -> None:
-    """Refuse settings that cannot give a sound model, naming the parameter."""
+    """Refuse settings that cannot give a sound model, naming the parameter (an
+    :class:`~facedetect.errors.InvalidParameter`, also a ``ValueError``)."""
     from ..training.boosting import check_max_features
-    from ..training.operating_point import check_prior
     check_cost(config.cost)
-    if not (isinstance(config.rounds, (int, np.integer)) and 1 <= config.rounds <= 100_000):
-        raise FacedetectError(f"rounds must be an integer in 1..100000, got {config.rounds!r}")
-    if config.stage_rounds is not None and not (
-            isinstance(config.stage_rounds, (int, np.integer)) and 1 <= config.stage_rounds
-            <= 100_000):
-        raise FacedetectError("stage_rounds must be None or an integer in 1..100000, got "
-                              f"{config.stage_rounds!r}")
-    if config.holdout != 0 and not 0 < config.holdout < 1:
-        raise FacedetectError(f"holdout must be in [0, 1), got {config.holdout}")
-    if config.calibration_split != 0 and not 0 < config.calibration_split < 1:
-        raise FacedetectError(f"calibration_split must be in [0, 1), got "
-                              f"{config.calibration_split}")
-    if config.prior is not None:
-        check_prior(config.prior)
-    if not (isinstance(config.grain, (float, int)) and not isinstance(config.grain, bool)
-            and 0 <= config.grain <= 100):
-        raise FacedetectError(f"grain must be a number of grey levels in [0, 100], got "
-                              f"{config.grain!r}")
-    if not (isinstance(config.posterize, (float, int))
-            and not isinstance(config.posterize, bool) and 0 <= config.posterize <= 1):
-        raise FacedetectError(f"posterize must be a fraction in [0, 1], got "
-                              f"{config.posterize!r}")
+    for name in (*FIELD_LIMITS, *FIELD_CHOICES, *FIELD_FLAGS):
+        setattr(config, name, check_field(name, getattr(config, name)))   # numpy scalars too
     try:
         check_max_features(config.max_features)    # the estimators' own rule
     except ValueError as error:
-        raise FacedetectError(str(error)) from None
+        raise InvalidParameter(str(error), "max_features") from None
     _check_window(config.window, config.framing)
-    if not (isinstance(config.seed, (int, np.integer)) and 0 <= config.seed < 2**32):
-        raise FacedetectError(f"seed must be an integer in 0..2^32-1, got {config.seed!r}")
-    if config.calibration not in CALIBRATIONS:
-        raise FacedetectError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got "
-                              f"{config.calibration!r}")
-    if config.threshold_rule not in THRESHOLD_RULES:
-        raise FacedetectError(f"threshold_rule must be one of {', '.join(THRESHOLD_RULES)}, "
-                              f"got {config.threshold_rule!r}")
     if config.prior is not None and not config.calibration_split:
-        raise FacedetectError("a prior needs a calibration split (calibration_split > 0)")
-    if not (0 <= config.bootstrap_rounds <= 20 and 1 <= config.bootstrap_limit <= 10**7):
-        raise FacedetectError("bootstrap_rounds must be in 0..20 and bootstrap_limit in "
-                              f"1..10^7, got {config.bootstrap_rounds}, "
-                              f"{config.bootstrap_limit}")
-    if not -1e6 < config.bootstrap_threshold < 1e6:
-        raise FacedetectError(f"bootstrap_threshold must be a finite number, got "
-                              f"{config.bootstrap_threshold}")
+        raise InvalidParameter("a prior needs a calibration split (calibration_split > 0)",
+                               "prior")
 
 
 def _check_window(window, framing) -> None:
@@ -315,7 +344,4 @@ def _check_window(window, framing) -> None:
                         for side in window)):
             raise FacedetectError(f"window must be two integer sides, got {window!r}")
         parse_window(f"{window[0]}x{window[1]}")   # sides and pool size, as --window
-    if framing is not None and not (isinstance(framing, (float, int))
-                                    and not isinstance(framing, bool) and 1 <= framing <= 3):
-        raise FacedetectError("framing must be a number of eye distances in [1, 3], got "
-                              f"{framing!r}")
+    check_field("framing", framing)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..detector.detect import (DetectionParams, group_detections, params_for, scan_raw,
+from ..detector.detect import (DetectionParams, group_detections, params_for, scan_best,
                                scanner_for)
 from .bootstrap import MINING_PYRAMID, _picture
 from .settings import TARGET_FALSE_ALARMS_PER_MPX
@@ -58,17 +58,27 @@ SOFT_REJECTION_LOSS = 0.04
 def scan_pictures(model, pictures, params: DetectionParams, progress: bool = False,
                   warn=None):
     """Raw windows (rects, scores) of each readable picture, and the megapixels scanned."""
+    raw, megapixels, _ = scan_pictures_bounded(model, pictures, params, progress, warn)
+    return raw, megapixels
+
+
+def scan_pictures_bounded(model, pictures, params: DetectionParams, progress: bool = False,
+                          warn=None):
+    """:func:`scan_pictures` that keeps each picture's ``MAX_WINDOWS`` best windows: with
+    the highest score below which some were dropped (``-inf``: none), above which every
+    count is exact. A weak model raises more windows than grouping can take."""
     scanner = scanner_for(model, params, parallel_min_windows=0)   # as mining does
-    raw, megapixels = [], 0.0
+    raw, megapixels, floor = [], 0.0, -np.inf
     for item in tqdm(pictures, desc="calibration negatives", unit="picture",
                      disable=not progress, leave=False):
         picture = _picture(item, warn or (lambda line: None))
         if picture is None:
             continue
         megapixels += picture.size / 1e6
-        rects, scores, _ = scan_raw(picture, scanner, params)
+        rects, scores, dropped = scan_best(picture, scanner, params)
+        floor = max(floor, dropped)
         raw.append((rects, scores))
-    return raw, megapixels
+    return raw, megapixels, floor
 
 
 def false_alarm_rates(raw, megapixels: float, thresholds, min_neighbors: int,
@@ -111,12 +121,26 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
                            min_size=max(model.window))
     if train_faces is not None and len(train_faces):
         model = model.with_rejection(train_faces, threshold=low, max_loss=SOFT_REJECTION_LOSS)
-    raw, megapixels = scan_pictures(model, pictures, base, progress, warn)
+    raw, megapixels, floor = scan_pictures_bounded(model, pictures, base, progress, warn)
+    if floor > low:
+        # A weak model: the pictures raised more windows than can be counted below the
+        # floor, so the candidates start there (and the faces kept say what it costs).
+        (warn or (lambda line: None))(
+            f"warning: the model accepts so many windows of the calibration pictures that "
+            f"its image operating point is sought from {floor:.4g} up (it keeps "
+            f"{np.mean(face_scores > floor):.1%} of the held-out faces there): train "
+            "longer (--rounds) for a stronger one")
+        low = float(np.nextafter(floor, np.inf))
     top = max([low] + [float(s.max()) for _, s in raw if len(s)])
     thresholds = np.linspace(low, top, N_CANDIDATES)
     rates = false_alarm_rates(raw, megapixels, thresholds, MIN_NEIGHBORS, NEIGHBOR_MARGIN)
     chosen = choose_image_threshold(thresholds, rates, target)
     threshold = float(thresholds[chosen])
+    if rates[chosen] > target:
+        (warn or (lambda line: None))(
+            f"warning: no threshold keeps the false alarms on the calibration pictures at "
+            f"{target:g} per megapixel; the image operating point takes the highest score "
+            f"seen, {threshold:.4g} ({rates[chosen]:.3g} per megapixel)")
     return {"threshold": round(threshold, 6), "min_neighbors": MIN_NEIGHBORS,
             "neighbor_margin": NEIGHBOR_MARGIN, "scale_factor": base.scale_factor,
             "step": base.step, "min_size": base.min_size, "pyramid": base.pyramid,
@@ -175,9 +199,10 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
     params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,
                              scale_factor=OPENCV_SCALE_FACTOR, step="auto",
                              min_size=max(model.window), pyramid="linear")
-    raw, megapixels = scan_pictures(staged_model(model, low), pictures, params,
-                                    progress, warn)
-    thresholds = np.linspace(low, image_threshold + 2.0, N_CANDIDATES)
+    raw, megapixels, floor = scan_pictures_bounded(staged_model(model, low), pictures,
+                                                   params, progress, warn)
+    low = max(low, float(np.nextafter(floor, np.inf)))   # counted in full from here up
+    thresholds = np.linspace(low, max(low, image_threshold + 2.0), N_CANDIDATES)
     rates = false_alarm_rates(raw, megapixels, thresholds, OPENCV_MIN_NEIGHBORS, 0.0)
     threshold = float(thresholds[choose_image_threshold(thresholds, rates, target)])
     params.threshold = threshold

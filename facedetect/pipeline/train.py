@@ -9,6 +9,8 @@ operating point (:mod:`.image_point`). Every stage can be interrupted and resume
 
 from __future__ import annotations
 
+import copy
+import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -19,7 +21,8 @@ import numpy as np
 from ..data import load_cbcl
 from ..data.cbcl import framed_windows
 from ..detector.model import HaarDetectorModel
-from ..errors import FacedetectError
+from ..errors import FacedetectError, InvalidParameter
+from ..model_file import reseal
 from ..haar import haar_feature_pool
 from ..training.boosting import TrainingState
 from .augment import degraded_negatives
@@ -119,11 +122,16 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     ((19, 19), {'faces': 24, 'non_faces': 36})
     """
     config = config if config is not None else TrainConfig()
+    if not isinstance(config, TrainConfig):
+        raise InvalidParameter(f"config must be a TrainConfig, got {type(config).__name__}",
+                               "config")
     options = options or RunOptions()
     start = time.perf_counter()
     check_config(config)
     options.check()
-    cbcl = data if data is not None else load_cbcl()
+    if out is not None:
+        check_output(out)   # before hours of training, not after
+    cbcl = _cbcl(data)
     check_data(cbcl)
     warn = options.warn or (lambda line: print(line, file=sys.stderr))
     negatives = _negatives(negatives, config, warn)
@@ -170,9 +178,12 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
         model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
                                  train_faces=base[0][base[1] == 1])
     seconds = time.perf_counter() - start
-    model.document["training"]["seconds"] = round(seconds, 2)
+    document = copy.deepcopy(model.document)
+    document["training"]["seconds"] = round(seconds, 2)
     if wild is not None:
-        model.document["training"]["wild_faces"] = wild.record
+        document["training"]["wild_faces"] = wild.record
+    # Sealed once, with everything it records: the checksum matches what is returned.
+    model = HaarDetectorModel.from_document(reseal(document))
     if out is not None:
         model = _resave(model, out)
         if run.checkpoint is not None:
@@ -250,6 +261,42 @@ def _boost_and_mine(run: Run, base, state: RunState):
             continue
         state = RunState(state.stage + 1, np.concatenate([state.extra, found]))
         run.save(state)
+
+
+def _cbcl(data):
+    """The CBCL windows ``data`` names: loaded windows as they are, a folder or archive
+    read, None found where the command looks."""
+    if data is None or isinstance(data, (str, os.PathLike)):
+        return load_cbcl(data)
+    if not (hasattr(data, "images") and hasattr(data, "labels")):
+        raise InvalidParameter("data must be CBCL windows (facedetect.data.load_cbcl), a "
+                               f"folder, an archive or None, got {type(data).__name__}",
+                               "data")
+    return data
+
+
+def check_output(out) -> None:
+    """Refuse a model file that cannot be written: a folder, or in a folder that does not
+    exist (the checkpoint beside it, too, would land where it should not)."""
+    path = Path(out)
+    if path.is_dir():
+        raise InvalidParameter(f"out: {path} is a folder; give a file name for the model",
+                               "out")
+    if not path.parent.is_dir():
+        raise InvalidParameter(f"out: the folder {path.parent} does not exist", "out")
+    if path.is_file() and not _is_model_file(path):
+        # A run replaces an old model; never a file of the data (faces.csv, an image).
+        raise InvalidParameter(f"out: {path} exists and is not a facedetect model file; "
+                               "refusing to replace it", "out")
+
+
+def _is_model_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"facedetect-model"' in head or not head.strip()
 
 
 def _resave(model: HaarDetectorModel, out) -> HaarDetectorModel:
