@@ -10,7 +10,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from .errors import FacedetectError
 from .files import DEFAULT_MAX_PIXELS, check_regular_file
 
-__all__ = ["DEFAULT_MAX_PIXELS", "read_grey", "to_grey"]
+__all__ = ["DEFAULT_MAX_PIXELS", "read_colour", "read_grey", "to_grey"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".ppm",
                   ".pbm", ".webp")
@@ -143,6 +143,30 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
         raise FacedetectError(f"{path}: is a folder") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise FacedetectError(f"{path}: not a readable image ({error})") from None
+
+
+def read_colour(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS
+                ) -> np.ndarray | None:
+    """A file's pixels as ``(h, w, 3)`` uint8 RGB, upright as :func:`read_grey` reads
+    them, for drawing on; None for a grey image (or one that will not convert).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "red.png"
+    >>> Image.new("RGB", (4, 2), (255, 0, 0)).save(path)
+    >>> read_colour(path)[0, 0].tolist()
+    [255, 0, 0]
+    """
+    path = Path(path)
+    try:
+        with Image.open(check_regular_file(path)) as image:
+            if image.mode in ("1", "L", "LA", "I", "I;16", "F") or (
+                    max_pixels is not None and image.width * image.height > max_pixels):
+                return None
+            return np.asarray(ImageOps.exif_transpose(image).convert("RGB"), dtype=np.uint8)
+    except (OSError, ValueError, SyntaxError):
+        return None
 
 
 def expand_inputs(paths) -> list[Path]:

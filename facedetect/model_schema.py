@@ -150,9 +150,11 @@ def _check_features(path, features, stumps):
     if kind != "haar":
         fail(path, f"unknown feature kind {str(kind)[:20]!r}")
     unknown = set(features) - {"kind", "window", "normalization", "pool_index", "rects",
-                               "rejection"}
+                               "rejection", "framing"}
     if unknown:
         fail(path, f"unknown features field {sorted(unknown)[0][:40]!r}")
+    if "framing" in features and not is_finite(features["framing"], 1, 3):
+        fail(path, "features.framing must be a number of eye distances in [1, 3]")
     window = features.get("window")
     if not is_list(window, lambda v: is_int(v, 3, 4096), 2, 2):
         fail(path, "features.window must be [width, height], each 3..4096")
@@ -190,15 +192,20 @@ def _check_features(path, features, stumps):
 
 
 def model_framing(document: dict) -> float:
-    """How many eye distances wide a model's window frames a face: its training config's
-    ``framing``, else CBCL's (every model trained before framings were recorded).
+    """How many eye distances wide a model's window frames a face: its ``features``
+    section's ``framing``; in a file written before that was recorded there (a migration
+    on read), its training config's, else CBCL's.
 
     Examples
     --------
-    >>> model_framing({"training": {"config": {"framing": 2.2}}}), model_framing({})
+    >>> model_framing({"features": {"framing": 2.2}}), model_framing({})
     (2.2, 1.75)
+    >>> model_framing({"training": {"config": {"framing": 2.2}}})   # an older file
+    2.2
     """
-    framing = ((document.get("training") or {}).get("config") or {}).get("framing")
+    framing = (document.get("features") or {}).get("framing")
+    if framing is None:
+        framing = ((document.get("training") or {}).get("config") or {}).get("framing")
     return CBCL_FRAMING if framing is None else float(framing)
 
 

@@ -185,3 +185,20 @@ def test_one_cost_check_for_the_flag_the_config_and_the_estimators():
     result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--cost", "1,2e6"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "ratio must be at most 1e+06" in result.stderr
+
+
+def test_detection_reads_nothing_of_the_training_record():
+    import copy
+
+    from skimage import data
+    from facedetect.detector.model import HaarDetectorModel
+    model = facedetect.load_model()
+    document = copy.deepcopy(model.document)
+    document["features"]["framing"] = model.framing     # where new files keep it
+    document.pop("training")
+    for key in ("box_scale", "box_shift"):              # the mapping follows the framing
+        document["detection"].pop(key)
+    alone = HaarDetectorModel.from_document(document)
+    rgb = data.astronaut()
+    np.testing.assert_array_equal(facedetect.Detector(alone).detect(rgb).boxes,
+                                  facedetect.detect(rgb).boxes)

@@ -338,7 +338,8 @@ def test_model_without_operating_point_reports_threshold_zero(small_cbcl, tmp_pa
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--prior", "0"], "(0, 1)"), (["--prior", "1.5"], "(0, 1)"), (["--prior", "nan"], "--prior"),
+    (["--prior", "0"], "prior must be a number in [1e-12"),
+    (["--prior", "1.5"], "0.999999999999]"), (["--prior", "nan"], "--prior"),
     (["--calibration-split", "1"], "calibration_split"),
     (["--calibration-split", "0", "--prior", "0.3"], "calibration split"),
 ])

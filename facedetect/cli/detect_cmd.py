@@ -144,7 +144,7 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
 def run(args: argparse.Namespace) -> int:
     from ..detector.annotate import annotate
     from ..detector.api import find_faces
-    from ..images import expand_inputs, read_grey
+    from ..images import expand_inputs, read_colour, read_grey
     wait_passively()   # scanning beside other work: see facedetect.threads
     detector = detector_from(args)
     model, params = detector.model, detector.params
@@ -164,8 +164,9 @@ def run(args: argparse.Namespace) -> int:
             grey = read_grey(path, args.max_pixels)
             found = find_faces(grey, model, params, detector.scanner, str(path))
             out = output / names[path] if is_folder else output
-            if out is not None:
-                annotate(grey, found.boxes, found.scores, out)
+            if out is not None:   # drawn on the picture in its own colours
+                colour = read_colour(path, args.max_pixels)
+                annotate(grey if colour is None else colour, found.boxes, found.scores, out)
         except FacedetectError as error:
             print(f"{getattr(args, 'prog', 'detect')}: error: {error}", file=sys.stderr)
             failures += 1

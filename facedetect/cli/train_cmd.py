@@ -1,4 +1,5 @@
-"""``train-detector`` (also ``facedetect train``): train a detector on the CBCL faces."""
+"""``train-detector`` (also ``facedetect train``): train a face detector (the recipe:
+faces from the wild beside CBCL's non-faces, hard negatives mined from pictures)."""
 
 from __future__ import annotations
 

@@ -11,12 +11,13 @@ from PIL import Image, ImageDraw
 from ..atomic import atomic_write_bytes
 
 
-def annotate(grey: np.ndarray, boxes, scores, path, colour=(0, 220, 0), extra=None) -> Path:
-    """Write ``grey`` as RGB with one rectangle and score per box (format from the suffix).
+def annotate(pixels: np.ndarray, boxes, scores, path, colour=(0, 220, 0), extra=None) -> Path:
+    """Write ``pixels`` (grey ``(h, w)`` or RGB ``(h, w, 3)``) as RGB with one rectangle and
+    score per box (format from the suffix).
 
     ``extra`` is an optional list of ``(boxes, colour)`` drawn underneath (ground truth).
     """
-    image = Image.fromarray(np.asarray(grey, dtype=np.uint8)).convert("RGB")
+    image = Image.fromarray(np.asarray(pixels, dtype=np.uint8)).convert("RGB")
     draw = ImageDraw.Draw(image)
     width = max(2, round(min(image.size) / 250))
     for other_boxes, other_colour in extra or []:

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..model_schema import CBCL_FRAMING, LEGACY_PYRAMID, model_framing
+from ..model_schema import CBCL_FRAMING, LEGACY_PYRAMID
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
 from .params import DetectionParams
@@ -166,7 +166,7 @@ def box_mapping(model) -> tuple[float, float]:
     of other objects trained on crops of the object: 1 and 0), else the face boxes' for
     the framing it was trained at (:func:`framing_box`)."""
     detection = getattr(model, "detection", None) or {}
-    face = framing_box(model_framing(getattr(model, "document", None) or {}))
+    face = framing_box(getattr(model, "framing", CBCL_FRAMING))
     return (float(detection.get("box_scale", face.get("box_scale", BOX_SCALE))),
             float(detection.get("box_shift", face.get("box_shift", BOX_SHIFT))))
 

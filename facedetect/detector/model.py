@@ -15,6 +15,7 @@ import numpy as np
 from ..haar import integral_image, squared_integral_image
 from ..haar.integral import normalization_factors
 from ..model_file import calibrated_probability, load_document, reseal, save_document
+from ..model_schema import model_framing
 
 
 @dataclass
@@ -53,6 +54,12 @@ class HaarDetectorModel:
     @property
     def n_stumps(self) -> int:
         return len(self.alphas)
+
+    @functools.cached_property
+    def framing(self) -> float:
+        """How many eye distances wide the window frames a face (what the box mapping
+        follows): the ``features`` section's, migrated on read for older files."""
+        return model_framing(self.document)
 
     @functools.cached_property
     def stages(self) -> list[tuple[int, float]] | None:

@@ -39,16 +39,22 @@ def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = 
     :class:`~facedetect.detector.model.HaarDetectorModel`. The document is the one form of
     a model; the detector only reads it."""
     return HaarDetectorModel.from_document(
-        model_document(estimator, haar_features(estimator.features_, pool), training,
+        model_document(estimator, haar_features(estimator.features_, pool, training), training,
                        operating_point, cost))
 
 
-def haar_features(pool_index, pool) -> dict:
-    """A model file's ``features`` section: each stump's rectangles in ``pool``."""
+def haar_features(pool_index, pool, training: dict | None = None) -> dict:
+    """A model file's ``features`` section: each stump's rectangles in ``pool``, and the
+    framing of the face in the window where ``training`` sets one (the detector's box
+    mapping reads it here, never in the training record)."""
     rects = [pool.feature(int(f)) for f in pool_index]
-    return {"kind": "haar", "window": [pool.width, pool.height],
-            "normalization": "opencv-variance", "pool_index": [int(f) for f in pool_index],
-            "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
+    section = {"kind": "haar", "window": [pool.width, pool.height],
+               "normalization": "opencv-variance", "pool_index": [int(f) for f in pool_index],
+               "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
+    framing = ((training or {}).get("config") or {}).get("framing")
+    if framing is not None:
+        section["framing"] = float(framing)
+    return section
 
 
 def _window_operating_point(model: HaarDetectorModel, images, labels,

@@ -161,7 +161,7 @@ def cascade_model(stages, pool, cost, training: dict):
     document = {"format": FORMAT, "version": VERSION, "algorithm": "db", "selection": "root",
                 "search": "conditional", "cost": [float(c) for c in cost], "classes": [0, 1],
                 "n_features": len(pool), "stumps": stumps,
-                "features": haar_features([s["feature"] for s in stumps], pool),
+                "features": haar_features([s["feature"] for s in stumps], pool, training),
                 "training": training,
                 "stages": [{"stumps": len(stage_stumps), "threshold": float(threshold)}
                            for stage_stumps, threshold in stages]}
