@@ -187,6 +187,15 @@ def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
         params = DetectionParams(threshold=threshold, scale_factor=1.2, step=1)
         count = sum(len(detect_faces(p, plain_model, params).boxes) for p in pictures)
         assert rate * megapixels == pytest.approx(count)
+    # From the top down to the first rate above the target: the same choice as the whole
+    # curve gives, for every target.
+    from facedetect.pipeline.image_point import rates_down_to_target
+    thresholds = np.linspace(-2.0, 3.0, 11)
+    whole = false_alarm_rates(raw, megapixels, thresholds, 3, 0.0)
+    for target in sorted(set(whole.tolist())) + [-1.0, 1e9]:
+        top_down = rates_down_to_target(raw, megapixels, thresholds, target, 3, 0.0)
+        assert choose_image_threshold(thresholds, top_down, target) == \
+            choose_image_threshold(thresholds, whole, target), target
 
 
 def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_model):

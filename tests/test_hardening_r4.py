@@ -241,3 +241,45 @@ def test_a_weak_model_gets_the_image_point_it_can_reach(monkeypatch):
                                   warn=lines.append)
     assert any("image operating point is sought from" in line for line in lines)
     assert np.isfinite(point["threshold"])
+
+
+# 2. A full disk: the spill file's blocks are reserved before it is mapped, so a disk
+# without room is one line naming the folder and the size, never SIGBUS.
+
+def test_a_spill_file_on_a_full_disk_is_one_line(monkeypatch, tmp_path):
+    import errno
+    import os
+
+    from facedetect.pipeline import storage
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(storage.os, "posix_fallocate", full)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(FacedetectError, match=f"2.9 MiB spill file in {tmp_path}.*No space"):
+        storage._spill_file(1000, 3000)
+
+
+# 3. No face left for a class or a split: one line that says where the faces went.
+
+def test_no_face_left_to_train_on_says_where_they_went(small_cbcl, tmp_path):
+    from facedetect.data import load_cbcl
+    # every window leaves its crop: the eyes sit in the crop's top corner
+    folder = write_faces(tmp_path / "faces", [f"f{k}.png,set,p{k},1,1,21,1" for k in range(12)])
+    with pytest.raises(FacedetectError, match=r"no face left to train on: CBCL's faces only "
+                                              r"measure at this framing; of the 12 faces from "
+                                              r"the wild 0 give training windows"):
+        facedetect.train_detector(facedetect.TrainConfig(rounds=2, bootstrap_rounds=0),
+                                  load_cbcl(small_cbcl), faces=folder, progress=False)
+
+
+def test_no_held_out_face_for_the_image_point_is_refused_before_boosting(small_cbcl,
+                                                                          negatives_dir):
+    from facedetect.data import load_cbcl
+    config = facedetect.TrainConfig(rounds=2, holdout=0, bootstrap_rounds=1, stage_rounds=2)
+    with pytest.raises(FacedetectError, match=r"no held-out face to set the image operating "
+                                              r"point with \(--holdout 0"):
+        facedetect.train_detector(config, load_cbcl(small_cbcl), faces=None,
+                                  negatives=negatives_dir, progress=False)

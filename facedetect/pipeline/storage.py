@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import mmap
+import os
 import tempfile
 
 import numpy as np
@@ -80,11 +81,13 @@ def _spill_file(n_features: int, n_windows: int):
     handle = tempfile.TemporaryFile(prefix="facedetect-bins-")
     size = max(1, n_features * n_windows)
     try:
-        handle.truncate(size)
+        # Blocks reserved now: a sparse file on a disk that fills up later ends the
+        # process with SIGBUS when a page of the mapping is first written.
+        os.posix_fallocate(handle.fileno(), 0, size)
         mapped = mmap.mmap(handle.fileno(), size)
     except OSError as error:
         handle.close()
-        raise FacedetectError(f"cannot make a {size / 2**30:.1f} GiB spill file in "
+        raise FacedetectError(f"cannot make a {size / 2**20:,.1f} MiB spill file in "
                               f"{tempfile.gettempdir()} ({error.strerror}); set TMPDIR to a "
                               "disk with room, or raise --memory") from None
     handle.close()  # the mapping keeps the file

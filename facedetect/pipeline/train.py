@@ -170,6 +170,8 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
+    _check_faces_left(base[1], held_faces, wild, config, bool(
+        negatives is not None and negatives.calibration and config.bootstrap_rounds))
     estimator, state, y = _boost_and_mine(run, base, state)
     model = assemble_model(run, estimator, state, framed, Split(train, held, calibration),
                            base, wild.calibration if wild is not None and len(
@@ -261,6 +263,32 @@ def _boost_and_mine(run: Run, base, state: RunState):
             continue
         state = RunState(state.stage + 1, np.concatenate([state.extra, found]))
         run.save(state)
+
+
+def _check_faces_left(labels: np.ndarray, held_faces: np.ndarray, wild, config: TrainConfig,
+                      image_point: bool) -> None:
+    """Refuse, before any boosting, a run that has no face (or no non-face) left to train
+    on, or no held-out face to set its image operating point, saying where the faces went
+    and what to change."""
+    record = wild.record if wild is not None else None
+    where = ("" if record is None else
+             f"; of the {record['faces']:,} faces from the wild {record['train_faces']:,} "
+             f"give training windows, {record['heldout_faces']:,} held out, "
+             f"{record['windows_off_crop']:,} windows leave their crops at framing "
+             f"{config.framing:g}")
+    if not (labels == 1).any():
+        cbcl = ("CBCL's faces only measure at this framing" if not trains_cbcl_faces(config)
+                else "no CBCL face is in the training part")
+        raise FacedetectError(f"no face left to train on: {cbcl}{where} (a narrower "
+                              "--framing keeps more inside their crops; more faces help)")
+    if not (labels == 0).any():
+        raise FacedetectError("no non-face left to train on: the training part of the CBCL "
+                              "data holds none (a lower --holdout keeps more)")
+    if image_point and not len(held_faces):
+        raise FacedetectError(f"no held-out face to set the image operating point with "
+                              f"(--holdout {config.holdout:g}{where}): keep a held-out "
+                              "part (--holdout), give faces from the wild, or "
+                              "--no-bootstrap")
 
 
 def _cbcl(data):
