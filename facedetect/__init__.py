@@ -29,7 +29,7 @@ _FRONT_DOOR = {
     "Detector": "facedetect.detector.api",
     "load_model": "facedetect.detector.api",
     "Detections": "facedetect.detector.detect",
-    "DetectionParams": "facedetect.detector.detect",
+    "DetectionParams": "facedetect.detector.params",
     "HaarDetectorModel": "facedetect.detector.model",
     "train_detector": "facedetect.pipeline.train",
     "TrainConfig": "facedetect.pipeline.config",
@@ -52,4 +52,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(__all__)   # the public names only, as scikit-image's lazy packages

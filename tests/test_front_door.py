@@ -202,3 +202,21 @@ def test_detection_reads_nothing_of_the_training_record():
     rgb = data.astronaut()
     np.testing.assert_array_equal(facedetect.Detector(alone).detect(rgb).boxes,
                                   facedetect.detect(rgb).boxes)
+
+
+def test_the_stub_declares_the_lazy_front_door():
+    # editors and type checkers read facedetect/__init__.pyi: it must name what
+    # __init__.py imports on first use, from where it really lives
+    import ast
+    stub = ast.parse((Path(facedetect.__file__).with_suffix(".pyi")).read_text())
+    imported = {}
+    for node in stub.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module, alias.name)
+        if isinstance(node, ast.Assign) and node.targets[0].id == "__all__":
+            declared = ast.literal_eval(node.value)
+    assert sorted(declared) == sorted(facedetect.__all__) == sorted(imported)
+    for name, (module, attribute) in imported.items():
+        real = getattr(importlib.import_module(f"facedetect.{module}"), attribute)
+        assert getattr(facedetect, name) is real, name

@@ -1,0 +1,23 @@
+"""Type stub of the lazy front door (facedetect/__init__.py imports these on first use):
+editors and type checkers see the names and their signatures here."""
+
+from ._version import __version__ as __version__
+from .errors import FacedetectError as FacedetectError
+from .detector.api import detect as detect, Detector as Detector, load_model as load_model
+from .detector.detect import Detections as Detections
+from .detector.params import DetectionParams as DetectionParams
+from .detector.model import HaarDetectorModel as HaarDetectorModel
+from .pipeline.train import train_detector as train_detector, TrainResult as TrainResult
+from .pipeline.config import TrainConfig as TrainConfig
+from .training.algorithms import (
+    AdaBoostDB as AdaBoostDB,
+    CostSensitiveAdaBoost as CostSensitiveAdaBoost,
+    AdaBoost as AdaBoost,
+    AsymmetricInitAdaBoost as AsymmetricInitAdaBoost,
+)
+
+__all__ = [
+    "FacedetectError", "__version__", "detect", "Detector", "load_model", "Detections",
+    "DetectionParams", "HaarDetectorModel", "train_detector", "TrainConfig", "TrainResult",
+    "AdaBoostDB", "CostSensitiveAdaBoost", "AdaBoost", "AsymmetricInitAdaBoost"
+]
