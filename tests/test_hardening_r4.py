@@ -80,9 +80,18 @@ def test_the_faces_reader_says_what_it_skips_and_reads_each_file_once(tmp_path):
     faces = load_wild_faces(folder, warn=lines.append)
     assert len(faces) == 12 and faces.skipped == 5
     text = "\n".join(lines)
-    assert text.count("listed twice") == 2           # ./f0.png, .//f2.png
+    assert text.count("listed twice") == 3           # ./f0.png, .//f2.png, f3.png again
     assert "must lie inside" in text and text.count("inside the faces folder") == 2
-    assert "list the eye on the image's left first" in text
+    # a CSV whose rows mostly list the right eye first is refused; one such row is a
+    # face turned upside down (the shared set has one), read as it is
+    swapped_all = write_faces(tmp_path / "swapped", [f"s{k}.png,set,p{k},35,20,15,20"
+                                                     for k in range(12)])
+    with pytest.raises(FacedetectError, match="12 of 12 rows list the eye on the image's "
+                                              "right first"):
+        load_wild_faces(swapped_all, warn=lines.append)
+    one = write_faces(tmp_path / "one", [f"s{k}.png,set,p{k},15,20,35,20" for k in range(11)]
+                      + ["s11.png,set,p11,35,20,15,20"])
+    assert len(load_wild_faces(one, warn=lines.append)) == 12
 
 
 def test_a_flood_of_bad_rows_is_summarised(tmp_path):

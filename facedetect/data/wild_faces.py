@@ -227,12 +227,25 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
     if skipped > MAX_WARNINGS:
         warn(f"warning: {csv_path}: {skipped - MAX_WARNINGS:,} more rows skipped "
              f"({skipped:,} in all)")
+    _check_eye_order(eyes, csv_path)
     if len(names) < MIN_FACES:
         raise FacedetectError(f"{csv_path}: {len(names)} usable faces ({skipped} rows "
                               f"skipped); training needs at least {MIN_FACES}")
     return WildFaces(crops, np.array(eyes, dtype=np.float64).reshape(-1, 4), names,
                      merged_groups(groups, image_hashes), sources, str(folder),
                      digest.hexdigest(), skipped)
+
+
+def _check_eye_order(eyes: list, csv_path: Path) -> None:
+    """The eyes are listed image-left first: a face whose first eye lies right of its
+    second is read as turned upside down (its window is cut upright, as the AFLW face
+    of the shared set needs). Most rows so is a swapped CSV, whose every window would be
+    cut upside down: refused."""
+    swapped = sum(1 for row in eyes if row[0] > row[2])
+    if swapped and swapped * 2 > len(eyes):
+        raise FacedetectError(f"{csv_path}: {swapped:,} of {len(eyes):,} rows list the eye "
+                              "on the image's right first; list the image-left eye first "
+                              "(leye_x < reye_x)")
 
 
 def merged_groups(groups: list[str], image_hashes: list[bytes]) -> list[str]:
@@ -319,11 +332,6 @@ def _read_row(row: dict, folder: Path, inside: Path, seen: set, digest):
         return "eye positions must be finite"
     if math.hypot(eyes[2] - eyes[0], eyes[3] - eyes[1]) < MIN_EYE_DISTANCE:
         return f"the eyes are closer than {MIN_EYE_DISTANCE:g} pixels"
-    if eyes[0] > eyes[2]:
-        # An upright face's eyes are listed image-left first; swapped, every window
-        # would be cut mirrored and upside down.
-        return ("the first eye lies right of the second: list the eye on the image's "
-                "left first (leye_x < reye_x)")
     path = folder / name
     if "\0" in name or ".." in Path(name).parts or Path(name).is_absolute():
         return f"{name!r}: the file must lie inside the faces folder"
