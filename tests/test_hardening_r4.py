@@ -292,3 +292,14 @@ def test_no_held_out_face_for_the_image_point_is_refused_before_boosting(small_c
                                               r"point with \(--holdout 0"):
         facedetect.train_detector(config, load_cbcl(small_cbcl), faces=None,
                                   negatives=negatives_dir, progress=False)
+
+
+def test_random_windows_come_from_many_pictures():
+    # found by the wild cost sweep: a picture after the first was resized by the
+    # previous picture's pyramid object, so a cascade's first negatives from 50 or more
+    # pictures failed
+    from facedetect.pipeline.bootstrap import random_windows
+    rng = np.random.default_rng(0)
+    pictures = [rng.integers(0, 256, (60, 80), dtype=np.uint8) for _ in range(60)]
+    windows = random_windows(pictures, 120, seed=0, window=(24, 24))
+    assert windows.shape == (120, 24, 24)

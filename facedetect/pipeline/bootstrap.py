@@ -217,13 +217,13 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None,
                        pyramid=pyramid)
         scales = pyramid_scales(width, height, (win_w, win_h), scan)
         levels = {}   # each level resized once, however many windows it gives
-        pyramid = Pyramid(picture, scan.pyramid)
+        resized = Pyramid(picture, scan.pyramid)
         for _ in range(min(per_picture, count - total) if scales else 0):
             scale = scales[rng.integers(len(scales))]
             if scale not in levels:
                 size = (max(win_w, int(round(width / scale))),
                         max(win_h, int(round(height / scale))))
-                levels[scale] = pyramid.level(size)
+                levels[scale] = resized.level(size)
             level = levels[scale]
             y = rng.integers(level.shape[0] - win_h + 1)
             x = rng.integers(level.shape[1] - win_w + 1)
