@@ -303,3 +303,13 @@ def test_random_windows_come_from_many_pictures():
     pictures = [rng.integers(0, 256, (60, 80), dtype=np.uint8) for _ in range(60)]
     windows = random_windows(pictures, 120, seed=0, window=(24, 24))
     assert windows.shape == (120, 24, 24)
+
+
+def test_a_resume_with_contradicting_flags_is_refused_before_the_data_is_read(tmp_path):
+    from facedetect.pipeline.checkpoint import RunState, save_checkpoint
+    config = facedetect.TrainConfig(cost=(1, 10)).as_dict()
+    save_checkpoint(tmp_path / "m.json.checkpoint.json", RunState(), config)
+    # no CBCL data where --data points: refused for the cost, before looking for it
+    result = run_cli("train", "--cost", "1,5", "--resume", "--out", tmp_path / "m.json",
+                     "--data", tmp_path / "no-data")
+    one_line(result, "train", "different settings (cost)")

@@ -235,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
     out = _out_path(args)
     config = config_from(args)
     check_config(config)
+    if args.resume and not args.stages:   # refused now, not after the data is read
+        from ..pipeline.checkpoint import check_resumable
+        check_resumable(str(out) + ".checkpoint.json", config.as_dict())
     if args.workers and args.scheduler:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
                               "give one of them")
@@ -334,6 +337,10 @@ def _report(args, out, config: TrainConfig, result) -> None:
                   f"{detection['min_neighbors']}, "
                   f"{detection['false_alarms_per_megapixel']:.3g} false alarms per "
                   f"megapixel on {detection['source']}")
+        elif config.bootstrap_rounds:
+            print("no image operating point: the negative pictures were too few to set "
+                  "some apart for calibration (or none were given); detect will scan at "
+                  "the window threshold")
         else:
             print("no image operating point (no bootstrapping): detect will scan at the "
                   "window threshold")

@@ -167,6 +167,32 @@ def load_checkpoint(path, config: dict) -> RunState:
         raise FacedetectError(f"{path}: damaged checkpoint ({str(error)[:80]})") from None
 
 
+# The settings a run does not resolve further (window, framing and augmentation may be
+# filled in or switched off by what data is found): a checkpoint that differs in one of
+# them is refused before the data is read.
+SETTLED = ("cost", "algorithm", "selection", "holdout", "balanced", "seed", "mirror", "jitter",
+           "calibration_split", "prior", "calibration", "threshold_rule", "exact",
+           "max_features", "bootstrap_rounds", "bootstrap_limit", "bootstrap_threshold")
+
+
+def check_resumable(path, config: dict) -> None:
+    """Refuse at once a ``--resume`` whose settings contradict the checkpoint's (the full
+    check, fingerprints included, runs when the checkpoint is loaded); a missing or
+    unreadable checkpoint is left to that check."""
+    try:
+        document = parse_json(read_bounded(Path(path), MAX_CHECKPOINT_BYTES, "a checkpoint")
+                              .decode("utf-8"), path, "checkpoint")
+    except (OSError, UnicodeDecodeError, FacedetectError):
+        return
+    saved = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(saved, dict):
+        return
+    different = sorted(k for k in SETTLED if k in saved and saved.get(k) != config.get(k))
+    if different:
+        raise FacedetectError(f"{path}: checkpoint was made with different settings "
+                              f"({', '.join(different)}); train again without --resume")
+
+
 def _boosting(saved) -> TrainingState | None:
     if saved is None:
         return None
