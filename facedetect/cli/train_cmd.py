@@ -13,8 +13,7 @@ from ..atomic import exclusive_output
 from ..errors import FacedetectError
 from ..registry import ALGORITHMS as REGISTRY
 from ..pipeline.config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, TrainConfig,
-                               calibration_indices, check_config, check_data,
-                               resolved_window, split_indices, trains_cbcl_faces)
+                               check_config)
 from ..pipeline.settings import DEFAULT_MEMORY_GB, TARGET_FALSE_ALARMS_PER_MPX, RunOptions
 from ..training.cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from .common import (bounded_int, field_type, check_not_run_file, check_writable,
@@ -214,8 +213,7 @@ def config_from(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data import load_cbcl
-    from ..pipeline.bootstrap import NegativeSet
+    from ..pipeline.plan import FIND, plan_training
     from ..pipeline.storage import memory_bytes
     from ..pipeline.train import train_detector
     from .train_cascade import run_cascade
@@ -234,7 +232,6 @@ def run(args: argparse.Namespace) -> int:
     options.check()
     out = _out_path(args)
     config = config_from(args)
-    check_config(config)
     if args.resume and not args.stages:   # refused now, not after the data is read
         from ..pipeline.checkpoint import check_resumable
         check_resumable(str(out) + ".checkpoint.json", config.as_dict())
@@ -242,56 +239,57 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
                               "give one of them")
     if args.stages:
+        check_config(config)
         with _model_folder(args), _cluster(args, options):
             return run_cascade(args, config, out, options, warn, quiet,
                                lambda: _wild_faces(args, warn))
     if args.positives or args.positives_info:
         raise FacedetectError("--positives and --positives-info train a cascade: add "
                               "--stages N")
-    data = load_cbcl(args.data)
-    check_data(data)                     # bad data and a bad split are refused first
-    calibration_indices(data.labels, split_indices(data.labels, config)[0], config)
-    faces, faces_line = _wild_faces(args, warn, config)
-    resolved_window(config, faces is not None)   # a window no face fits: refused now
-    negatives = None
-    if args.bootstrap_rounds:
-        negatives = NegativeSet.find(args.negatives, warn=warn)
-    elif args.negatives:
+    if args.negatives and not args.bootstrap_rounds:
         raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
+    if args.faces and args.no_wild_faces:
+        raise FacedetectError("--faces and --no-wild-faces contradict each other")
+    # Resolved once: the settings checked, the data found and split, the window set.
+    plan = plan_training(config, args.data, faces=None if args.no_wild_faces else (
+        args.faces or FIND), negatives=args.negatives or FIND, warn=warn)
     # The default folder is created only now that the settings and the data are known
     # good, and removed again if training fails.
     with _model_folder(args), exclusive_output(out), _cluster(args, options):
-        log(faces_line)   # said once the run is sure to start: an error stays one line
-        result = train_detector(config, data, out=out, negatives=negatives, faces=faces,
-                                resume=args.resume, progress=not quiet, options=options)
+        log(_faces_line(args, plan))   # once the run is sure to start: an error stays one line
+        result = train_detector(plan, out=out, resume=args.resume, progress=not quiet,
+                                options=options)
+    config = plan.config
     _report(args, out, config, result)
     return 0
 
 
-def _wild_faces(args, warn, config: TrainConfig | None = None):
-    """``(faces from the wild to train on or None, the line that says so)``; ``config``:
-    the one-stage run's (a cascade's faces always join CBCL's)."""
-    from ..data.wild_faces import find_faces, heldout_mask, load_wild_faces
+def _faces_line(args, plan) -> str:
+    """What the one-stage run does with the faces from the wild, in one line."""
+    return plan.faces_line() if plan.faces is not None else _no_faces_line(args)
+
+
+def _no_faces_line(args) -> str:
     if args.no_wild_faces:
-        if args.faces:
-            raise FacedetectError("--faces and --no-wild-faces contradict each other")
-        return None, "faces from the wild: not used (--no-wild-faces); CBCL's faces only"
-    folder = find_faces(args.faces)
+        return "faces from the wild: not used (--no-wild-faces); CBCL's faces only"
+    return ("faces from the wild: none found (--faces, $FACEDETECT_FACES, ./data/faces, the "
+            "user cache); training on CBCL's faces only. For photographs, put a faces "
+            "folder with faces.csv in ./data/faces (docs/wild-faces.md)")
+
+
+def _wild_faces(args, warn):
+    """A cascade's ``(faces from the wild or None, the line that says so)``: they join
+    CBCL's faces."""
+    from ..data.wild_faces import find_faces, heldout_mask, load_wild_faces
+    if args.no_wild_faces and args.faces:
+        raise FacedetectError("--faces and --no-wild-faces contradict each other")
+    folder = None if args.no_wild_faces else find_faces(args.faces)
     if folder is None:
-        return None, ("faces from the wild: none found (--faces, $FACEDETECT_FACES, "
-                      "./data/faces, the user cache); training on CBCL's faces only. For "
-                      "photographs, put a faces folder with faces.csv in ./data/faces "
-                      "(docs/wild-faces.md)")
+        return None, _no_faces_line(args)
     faces = load_wild_faces(folder, warn=warn)
     held = int(heldout_mask(faces.groups).sum())
-    joined = "join CBCL's faces"
-    wide = resolved_window(config, True) if config is not None else None
-    if wide is not None and not trains_cbcl_faces(wide):
-        width, height = wide.window
-        joined = (f"train the {width}x{height} window with CBCL's non-faces (CBCL's faces, "
-                  "cut tighter, only measure; the next 5% of the wild subjects calibrate)")
     return faces, (f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held "
-                   f"out) {joined}; --no-wild-faces trains on CBCL's only")
+                   "out) join CBCL's faces; --no-wild-faces trains on CBCL's only")
 
 
 def _model_folder(args):

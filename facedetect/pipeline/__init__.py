@@ -9,9 +9,10 @@ import lazy_loader
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     'cascade_train': ['CascadeResult', 'train_cascade'],
     'config': ['TrainConfig'],
+    'plan': ['TrainPlan', 'plan_training'],
     'settings': ['CascadeConfig', 'RunOptions'],
     'train': ['TrainResult', 'train_detector'],
 })
 
-__all__ = ['CascadeConfig', 'CascadeResult', 'RunOptions', 'TrainConfig', 'TrainResult',
-           'train_cascade', 'train_detector']
+__all__ = ['CascadeConfig', 'CascadeResult', 'RunOptions', 'TrainConfig', 'TrainPlan',
+           'TrainResult', 'plan_training', 'train_cascade', 'train_detector']

@@ -10,7 +10,6 @@ operating point (:mod:`.image_point`). Every stage can be interrupted and resume
 from __future__ import annotations
 
 import copy
-import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data import load_cbcl
 from ..data.cbcl import framed_windows
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError, InvalidParameter
@@ -27,11 +25,10 @@ from ..haar import haar_feature_pool
 from ..training.boosting import TrainingState
 from .augment import degraded_negatives
 from .assemble import Split, assemble_model, with_image_point
-from .bootstrap import NegativeSet
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
-from .config import (TrainConfig, calibration_indices, check_config, check_data,
-                     calibrates_on_wild_faces, resolved_window, split_indices,
-                     training_windows, trains_cbcl_faces)
+from .config import (TrainConfig, calibration_indices, calibrates_on_wild_faces,
+                     split_indices, training_windows, trains_cbcl_faces)
+from .plan import FIND, TrainPlan, plan_training
 from .run import Run, boost_stage, estimator_from_state, mine_stage
 from .settings import DEFAULT_MEMORY_GB, RunOptions
 from .storage import FeatureSource, memory_bytes
@@ -69,18 +66,19 @@ class TrainResult:
 
 
 # Default of ``negatives`` and ``faces``: found as the command finds them.
-FIND = "find"
 
 
-def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
+def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, out=None,
                    negatives=FIND, faces=FIND, resume: bool = False, progress: bool = True,
                    options: RunOptions | None = None) -> TrainResult:
     """Train a detector and save it to ``out``: ``train-detector`` from Python.
 
     Parameters
     ----------
-    config : TrainConfig, optional
-        What to learn; the default is the command's recipe (``TrainConfig()``).
+    config : TrainConfig or TrainPlan, optional
+        What to learn; the default is the command's recipe (``TrainConfig()``). A
+        :class:`~facedetect.pipeline.plan.TrainPlan` (:func:`plan_training`) is run as it
+        is resolved: ``data``, ``faces`` and ``negatives`` are then its own.
     data : CBCLData, optional
         The CBCL windows (default: :func:`facedetect.data.load_cbcl`, found as the command
         finds them).
@@ -121,30 +119,15 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
     >>> result.model.window, result.train_counts
     ((19, 19), {'faces': 24, 'non_faces': 36})
     """
-    config = config if config is not None else TrainConfig()
-    if not isinstance(config, TrainConfig):
-        raise InvalidParameter(f"config must be a TrainConfig, got {type(config).__name__}",
-                               "config")
     options = options or RunOptions()
     start = time.perf_counter()
-    check_config(config)
     options.check()
     if out is not None:
         check_output(out)   # before hours of training, not after
-    cbcl = _cbcl(data)
-    check_data(cbcl)
-    warn = options.warn or (lambda line: print(line, file=sys.stderr))
-    negatives = _negatives(negatives, config, warn)
-    faces = _faces(faces, warn)
-    config = resolved_window(config, faces is not None)
-    if (config.grain or config.posterize) and (faces is None or not config.bootstrap_rounds):
-        # Grain and levels go on the wild faces and the mined negatives together: on one
-        # side alone they would teach that grain tells faces from non-faces.
-        config = replace(config, grain=0.0, posterize=0.0)
-    if config.bootstrap_rounds and negatives is None:
-        raise FacedetectError("bootstrapping needs negative pictures")
-    train, held = split_indices(cbcl.labels, config)
-    train, calibration = calibration_indices(cbcl.labels, train, config)
+    plan = config if isinstance(config, TrainPlan) else plan_training(
+        config, data, faces=faces, negatives=negatives, warn=options.warn)
+    config, cbcl, faces, negatives = plan.config, plan.cbcl, plan.faces, plan.negatives
+    train, held, calibration = plan.train, plan.held, plan.calibration
     run = _new_run(config, cbcl, negatives, faces, out, progress, options)
     state = (load_checkpoint(run.checkpoint, run.run_config) if resume
              else RunState(extra=np.empty((0, *config.window[::-1]), np.uint8)))
@@ -192,28 +175,6 @@ def train_detector(config: TrainConfig | None = None, data=None, *, out=None,
             remove_checkpoint(run.checkpoint)
     return TrainResult(model, seconds, run.feature_seconds,
                        {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
-
-
-def _negatives(negatives, config: TrainConfig, warn):
-    """The negative pictures ``negatives`` names (see :func:`train_detector`)."""
-    if isinstance(negatives, list):
-        return NegativeSet(negatives, [], "pictures given", "")
-    if isinstance(negatives, str) and negatives == FIND:
-        return NegativeSet.find(None, warn=warn) if config.bootstrap_rounds else None
-    if isinstance(negatives, (str, Path)):
-        return NegativeSet.find(negatives, warn=warn)
-    return negatives
-
-
-def _faces(faces, warn):
-    """The faces from the wild ``faces`` names (see :func:`train_detector`)."""
-    from ..data.wild_faces import find_faces, load_wild_faces
-    if isinstance(faces, str) and faces == FIND:
-        folder = find_faces(None)
-        return load_wild_faces(folder, warn=warn) if folder is not None else None
-    if isinstance(faces, (str, Path)):
-        return load_wild_faces(find_faces(faces), warn=warn)
-    return faces
 
 
 def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
@@ -289,18 +250,6 @@ def _check_faces_left(labels: np.ndarray, held_faces: np.ndarray, wild, config: 
                               f"(--holdout {config.holdout:g}{where}): keep a held-out "
                               "part (--holdout), give faces from the wild, or "
                               "--no-bootstrap")
-
-
-def _cbcl(data):
-    """The CBCL windows ``data`` names: loaded windows as they are, a folder or archive
-    read, None found where the command looks."""
-    if data is None or isinstance(data, (str, os.PathLike)):
-        return load_cbcl(data)
-    if not (hasattr(data, "images") and hasattr(data, "labels")):
-        raise InvalidParameter("data must be CBCL windows (facedetect.data.load_cbcl), a "
-                               f"folder, an archive or None, got {type(data).__name__}",
-                               "data")
-    return data
 
 
 def check_output(out) -> None:
