@@ -150,6 +150,16 @@ def read_colour(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS
     """A file's pixels as ``(h, w, 3)`` uint8 RGB, upright as :func:`read_grey` reads
     them, for drawing on; None for a grey image (or one that will not convert).
 
+    Parameters
+    ----------
+    path : path
+    max_pixels : int or None
+        None is returned for a file above this many pixels.
+
+    Returns
+    -------
+    (h, w, 3) uint8 array or None
+
     Examples
     --------
     >>> import tempfile

@@ -66,3 +66,23 @@ def test_public_object_is_documented_like_scikit_image(name, obj):
         assert _section(doc, "Parameters"), f"{name} has no Parameters section"
     if signature.return_annotation not in (None, "None"):
         assert _section(doc, "Returns"), f"{name} has no Returns section"
+
+
+def test_the_front_door_is_documented_at_scikit_images_level():
+    import inspect
+
+    import facedetect
+    for name in ("detect", "load_model", "train_detector", "Detector"):
+        doc = inspect.getdoc(getattr(facedetect, name))
+        for section in ("Parameters", "Raises", "See Also"):
+            assert _section(doc, section), (name, section)
+    for name in ("AdaBoostDB", "CostSensitiveAdaBoost", "AdaBoost", "AsymmetricInitAdaBoost"):
+        doc = inspect.getdoc(getattr(facedetect, name))
+        assert _section(doc, "References") and "doi:" in doc, name
+    for method in ("decision_function", "predict", "predict_proba", "load", "save"):
+        doc = inspect.getdoc(getattr(facedetect.HaarDetectorModel, method))
+        assert _section(doc, "Parameters") and _section(doc, "Returns"), method
+    # nothing a pip user does not have
+    for name in facedetect.__all__:
+        doc = getattr(facedetect, name).__doc__ or ""
+        assert "../shared" not in doc and "benchmarks/" not in doc, name

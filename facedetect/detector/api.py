@@ -76,6 +76,16 @@ def load_model(model: str | os.PathLike | HaarDetectorModel | None = None
     HaarDetectorModel
         The model, its checksum and schema verified.
 
+    Raises
+    ------
+    FacedetectError
+        No such file or shipped model; a file that is not a facedetect model, fails its
+        checksum or any field's check (one line naming the field).
+
+    See Also
+    --------
+    Detector : the model with its scan settings, prepared for images.
+
     Examples
     --------
     >>> model = load_model("default")
@@ -229,9 +239,16 @@ class Detector:
     scanner : LevelScanner
         The compiled scan, reused by every call.
 
+    Raises
+    ------
+    FacedetectError
+        As :func:`detect`, when the detector is made (the model and the settings) or
+        when an image is read.
+
     See Also
     --------
     detect : one call, with the prepared detector of each model file cached.
+    load_model : the model alone, for its ``decision_function`` on windows.
 
     Examples
     --------
@@ -353,9 +370,22 @@ def detect(image, model="default", *, exact: bool = False,
         ``boxes`` (n, 4) ``x, y, w, h`` in image pixels, ``scores`` and ``neighbors`` of
         each face, and the windows scanned and seconds taken.
 
+    Raises
+    ------
+    FacedetectError
+        A model file that is missing or fails its checks; an image that cannot be read
+        as grey levels (:func:`grey_pixels`) or is smaller than the window; a scan setting
+        out of range (``InvalidScanSetting``, also a ``ValueError``).
+
     See Also
     --------
     Detector : a model prepared once for many images.
+
+    References
+    ----------
+    .. [1] P. Viola and M. J. Jones, "Robust Real-Time Face Detection", International
+       Journal of Computer Vision 57(2), 137-154 (2004),
+       doi:10.1023/B:VISI.0000013087.49260.fb.
 
     Examples
     --------

@@ -144,7 +144,33 @@ class HaarDetectorModel:
         return self.stages[-1][1] if self.stages else 0.0
 
     def predict_proba(self, windows: np.ndarray) -> np.ndarray:
-        """P(face) of each window from the stored calibration map."""
+        """P(face) of each window from the stored calibration map.
+
+        Parameters
+        ----------
+        windows : (n, height, width) uint8 array
+            Windows of the model's size.
+
+        Returns
+        -------
+        (n,) float array
+            The calibrated probability of a face, from the map fitted on the
+            calibration windows at training (``operating_point.calibration``).
+
+        Raises
+        ------
+        FacedetectError
+            A model trained without a calibration map.
+
+        Examples
+        --------
+        >>> import importlib.resources
+        >>> model = HaarDetectorModel.load(
+        ...     importlib.resources.files("facedetect") / "models" / "default.json")
+        >>> p = model.predict_proba(np.full((2, 24, 24), 128, np.uint8))
+        >>> p.shape, bool(((0 <= p) & (p <= 1)).all())
+        ((2,), True)
+        """
         point = self.operating_point
         if point is None or point.get("calibration") is None:
             from ..errors import FacedetectError
@@ -170,9 +196,50 @@ class HaarDetectorModel:
 
     @classmethod
     def load(cls, path) -> "HaarDetectorModel":
+        """A model file read, its checksum and every field checked.
+
+        Parameters
+        ----------
+        path : path
+            A facedetect model file (JSON).
+
+        Returns
+        -------
+        HaarDetectorModel
+
+        Raises
+        ------
+        FacedetectError
+            A missing file, or one that is not a sound facedetect model (one line).
+
+        See Also
+        --------
+        facedetect.load_model : the same, by path or by a shipped model's name.
+        """
         return cls.from_document(load_document(path))
 
     def save(self, path):
+        """Write the model atomically as JSON, with a fresh checksum.
+
+        Parameters
+        ----------
+        path : path
+            Where to write (its folder must exist).
+
+        Returns
+        -------
+        pathlib.Path
+
+        Examples
+        --------
+        >>> import importlib.resources, tempfile
+        >>> from pathlib import Path
+        >>> model = HaarDetectorModel.load(
+        ...     importlib.resources.files("facedetect") / "models" / "default.json")
+        >>> copy = HaarDetectorModel.load(model.save(Path(tempfile.mkdtemp()) / "m.json"))
+        >>> copy.n_stumps == model.n_stumps
+        True
+        """
         return save_document(path, self.document)
 
     def feature_values(self, windows: np.ndarray) -> np.ndarray:
@@ -213,7 +280,31 @@ class HaarDetectorModel:
     def decision_function(self, windows: np.ndarray) -> np.ndarray:
         """``sum_t alpha_t h_t``, as the scanner adds it (see :meth:`running_scores`). For a
         cascade, the last stage's sum, and -inf for a window an earlier stage rejects: a
-        stage is scored only on the windows every earlier one passed."""
+        stage is scored only on the windows every earlier one passed.
+
+        Parameters
+        ----------
+        windows : (n, height, width) uint8 array
+            Windows of the model's size (``window`` is width, height).
+
+        Returns
+        -------
+        (n,) float array
+            Each window's score; above :attr:`threshold` is a face.
+
+        Raises
+        ------
+        ValueError
+            Windows of another size.
+
+        Examples
+        --------
+        >>> import importlib.resources
+        >>> model = HaarDetectorModel.load(
+        ...     importlib.resources.files("facedetect") / "models" / "default.json")
+        >>> model.decision_function(np.zeros((3, 24, 24), np.uint8)).shape
+        (3,)
+        """
         if not self.stages:
             return self.running_scores(windows)[:, -1]
         windows = np.asarray(windows)
@@ -228,7 +319,26 @@ class HaarDetectorModel:
         return final
 
     def predict(self, windows: np.ndarray, threshold: float | None = None) -> np.ndarray:
-        """1 where the score exceeds ``threshold`` (default: the model's operating point)."""
+        """1 where the score exceeds ``threshold`` (default: the model's operating point).
+
+        Parameters
+        ----------
+        windows : (n, height, width) uint8 array
+        threshold : float, optional
+            Default: :attr:`threshold`, the window operating point chosen at training.
+
+        Returns
+        -------
+        (n,) int8 array of 0 and 1
+
+        Examples
+        --------
+        >>> import importlib.resources
+        >>> model = HaarDetectorModel.load(
+        ...     importlib.resources.files("facedetect") / "models" / "default.json")
+        >>> model.predict(np.zeros((2, 24, 24), np.uint8)).tolist()   # flat grey: no face
+        [0, 0]
+        """
         threshold = self.threshold if threshold is None else threshold
         return (self.decision_function(windows) > threshold).astype(np.int8)
 

@@ -49,7 +49,7 @@ class TrainPlan:
     >>> plan = plan_training(TrainConfig(bootstrap_rounds=0), make_toy_windows(),
     ...                      faces=None)
     >>> plan.config.window, len(plan.train) + len(plan.held) + len(plan.calibration)
-    ((19, 19), 80)
+    ((19, 19), 100)
     """
 
     config: TrainConfig
@@ -99,6 +99,16 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
     FacedetectError
         Bad settings (an ``InvalidParameter``), missing or unusable data, a split that
         leaves a class out.
+
+    Examples
+    --------
+    >>> from facedetect.data import make_toy_windows
+    >>> plan = plan_training(TrainConfig(bootstrap_rounds=0, holdout=0.5),
+    ...                      make_toy_windows(), faces=None)
+    >>> plan.faces_line()
+    "faces from the wild: none; training on CBCL's faces only"
+    >>> len(plan.held)
+    50
     """
     config = config if config is not None else TrainConfig()
     if not isinstance(config, TrainConfig):

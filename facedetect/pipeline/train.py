@@ -102,6 +102,27 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     -------
     TrainResult
 
+    Raises
+    ------
+    FacedetectError
+        Bad settings (``InvalidParameter``, also a ``ValueError`` and ``TypeError``), an
+        output that cannot or must not be written, missing or unusable data: all before
+        the work starts (:func:`~facedetect.pipeline.plan.plan_training`).
+    InterruptedRun
+        Ctrl-C or SIGTERM, after the checkpoint is saved: ``resume=True`` finishes it.
+
+    See Also
+    --------
+    plan_training : the run resolved without training.
+    AdaBoostDB : the estimator the recipe boosts with.
+
+    References
+    ----------
+    .. [1] I. Landesa-Vázquez and J. L. Alba-Castro, "Double-Base Asymmetric AdaBoost",
+       Neurocomputing 118, 101-114 (2013), doi:10.1016/j.neucom.2013.02.019.
+    .. [2] P. Viola and M. J. Jones, "Robust Real-Time Face Detection", International
+       Journal of Computer Vision 57(2), 137-154 (2004).
+
     Notes
     -----
     With ``faces``, every face outside its fixed held-out part joins the training faces

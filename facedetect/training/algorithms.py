@@ -35,6 +35,16 @@ class AdaBoostDB(BoostedStumps):
         ``loss``: the stump with the smallest minimised loss, Cost-Sensitive AdaBoost's
         criterion; the two differ when ``Cp != Cn`` (see the math notes).
 
+    See Also
+    --------
+    CostSensitiveAdaBoost : the same cost-sensitive rule, solved for every candidate.
+
+    References
+    ----------
+    .. [1] I. Landesa-Vázquez and J. L. Alba-Castro, "Double-Base Asymmetric AdaBoost",
+       Neurocomputing 118, 101-114 (2013), doi:10.1016/j.neucom.2013.02.019;
+       arXiv:1507.02154.
+
     Examples
     --------
     >>> import numpy as np
@@ -72,6 +82,16 @@ class CostSensitiveAdaBoost(BoostedStumps):
         ``scipy``: the same through ``scipy.optimize.brentq`` (pure-Python per candidate;
         slow, for small pools). ``vectorized``: all candidates of a chunk of features at
         once with numpy.
+
+    See Also
+    --------
+    AdaBoostDB : the same costs with the conditional search, far fewer roots solved.
+
+    References
+    ----------
+    .. [1] H. Masnadi-Shirazi and N. Vasconcelos, "Cost-Sensitive Boosting", IEEE
+       Transactions on Pattern Analysis and Machine Intelligence 33(2), 294-309 (2011),
+       doi:10.1109/TPAMI.2010.71.
 
     Examples
     --------
@@ -116,6 +136,19 @@ class AdaBoost(BoostedStumps):
     random_state, max_features
         See :class:`BoostedStumps`.
 
+    See Also
+    --------
+    AsymmetricInitAdaBoost : the same rounds from cost-proportional initial weights.
+
+    References
+    ----------
+    .. [1] Y. Freund and R. E. Schapire, "A decision-theoretic generalization of on-line
+       learning and an application to boosting", Journal of Computer and System Sciences
+       55(1), 119-139 (1997), doi:10.1006/jcss.1997.1504.
+    .. [2] P. Viola and M. J. Jones, "Robust Real-Time Face Detection", International
+       Journal of Computer Vision 57(2), 137-154 (2004),
+       doi:10.1023/B:VISI.0000013087.49260.fb.
+
     Examples
     --------
     >>> import numpy as np
@@ -159,6 +192,16 @@ class AsymmetricInitAdaBoost(AdaBoost):
         Scale the masses to the costs rather than to the class counts.
     random_state, max_features
         See :class:`BoostedStumps`.
+
+    See Also
+    --------
+    AdaBoostDB : cost-sensitive through the error bounds rather than the initial weights.
+
+    References
+    ----------
+    .. [1] I. Landesa-Vázquez and J. L. Alba-Castro, "Shedding light on the asymmetric
+       learning capability of AdaBoost", Pattern Recognition Letters 33(3), 247-255
+       (2012), doi:10.1016/j.patrec.2011.10.022; arXiv:1507.02084.
 
     Examples
     --------
