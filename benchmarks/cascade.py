@@ -28,7 +28,7 @@ from PIL import Image
 from skimage import data
 
 from facedetect.detector.api import load_model
-from facedetect.detector.detect import detect_faces, params_for, scanner_for
+from facedetect.detector.multiscale import detect_faces, params_for, scanner_for
 from facedetect.detector.export import export_opencv
 from facedetect.images import to_grey
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from facedetect.data.negatives import find_negatives, negative_files, split_negatives
-from facedetect.detector.detect import detect_faces, params_for
+from facedetect.detector.multiscale import detect_faces, params_for
 from facedetect.images import read_grey
 from facedetect.detector.model import HaarDetectorModel
 

@@ -26,7 +26,7 @@ import numpy as np
 
 import facedetect
 from facedetect.detector.staging import exported_form
-from facedetect.detector.detect import box_mapping, window_to_box
+from facedetect.detector.multiscale import box_mapping, window_to_box
 from facedetect.detector.export import export_opencv
 from facedetect.detector.image_evaluation import (evaluation_images, inside_boxes, match,
                                                   read_annotations)

@@ -29,7 +29,7 @@ from PIL import Image
 from skimage import data
 import numba
 from facedetect.detector.api import load_model
-from facedetect.detector.detect import detect_faces, params_for, scanner_for
+from facedetect.detector.multiscale import detect_faces, params_for, scanner_for
 from facedetect.images import to_grey
 from facedetect.training import AdaBoostDB
 from facedetect.training.binned import BinnedFeatures

@@ -35,7 +35,7 @@ import numpy as np
 from facedetect.detector.api import load_model
 from facedetect.pipeline.augment import posterize_window
 from facedetect.pipeline.wild import crop_recall, heldout_faces
-from facedetect.detector.detect import detect_faces, params_for
+from facedetect.detector.multiscale import detect_faces, params_for
 from facedetect.threads import wait_passively
 
 from .cascade import IMAGES, OPENCV, dev_images, geometric_ratio, median_seconds
@@ -73,7 +73,7 @@ def speed(models: dict, repeat: int) -> list[dict]:
     from PIL import Image
     from skimage import data
     from facedetect.images import to_grey
-    from facedetect.detector.detect import scanner_for
+    from facedetect.detector.multiscale import scanner_for
     opencv = opencv_detector(OPENCV[0])
     rows = []
     for image in IMAGES:

@@ -28,7 +28,7 @@ _FRONT_DOOR = {
     "detect": "facedetect.detector.api",
     "Detector": "facedetect.detector.api",
     "load_model": "facedetect.detector.api",
-    "Detections": "facedetect.detector.detect",
+    "Detections": "facedetect.detector.multiscale",
     "DetectionParams": "facedetect.detector.params",
     "HaarDetectorModel": "facedetect.detector.model",
     "train_detector": "facedetect.pipeline.train",

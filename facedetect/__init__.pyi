@@ -4,7 +4,7 @@ editors and type checkers see the names and their signatures here."""
 from ._version import __version__ as __version__
 from .errors import FacedetectError as FacedetectError
 from .detector.api import detect as detect, Detector as Detector, load_model as load_model
-from .detector.detect import Detections as Detections
+from .detector.multiscale import Detections as Detections
 from .detector.params import DetectionParams as DetectionParams
 from .detector.model import HaarDetectorModel as HaarDetectorModel
 from .pipeline.train import train_detector as train_detector, TrainResult as TrainResult

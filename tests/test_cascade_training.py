@@ -273,7 +273,7 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
 
 def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults():
     import argparse
-    from facedetect.cli.train_cascade import ONE_STAGE_FLAGS
+    from facedetect.cli.cascade_cmd import ONE_STAGE_FLAGS
     from facedetect.cli.train_cmd import configure
     parser = argparse.ArgumentParser()
     configure(parser)

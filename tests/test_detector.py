@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facedetect.detector import detect as detect_module
-from facedetect.detector.detect import DetectionParams, detect_faces, scan_raw
+from facedetect.detector import multiscale as detect_module
+from facedetect.detector.multiscale import DetectionParams, detect_faces, scan_raw
 from facedetect.detector.image_evaluation import (ImageResult, evaluation_images, iou_matrix,
                                                  match, read_annotations, summarize)
 from facedetect.detector.export import cascade_xml, opencv_rects, opencv_threshold
@@ -292,7 +292,7 @@ def test_grouping_keeps_the_best_score():
 
 
 def test_hysteresis_grouping_counts_near_misses_as_support():
-    from facedetect.detector.detect import group_detections
+    from facedetect.detector.multiscale import group_detections
     # A face: one window above the threshold, four near misses around it. Texture: four
     # windows just under the threshold, none above. A lone strong window: no support.
     face = [[10, 10, 20, 20], [11, 10, 20, 20], [10, 11, 20, 20], [9, 10, 20, 20],
@@ -311,7 +311,7 @@ def test_hysteresis_grouping_counts_near_misses_as_support():
 
 
 def test_zero_margin_grouping_is_group_rectangles_above_the_threshold():
-    from facedetect.detector.detect import group_detections
+    from facedetect.detector.multiscale import group_detections
     rng = np.random.default_rng(5)
     for _ in range(50):
         rects = np.column_stack([rng.integers(0, 80, (40, 2)),
@@ -333,7 +333,7 @@ def test_astronaut_face_is_found(model, astronaut):
 
 
 def test_a_wide_window_scans_a_wide_image_on_every_level_that_fits():
-    from facedetect.detector.detect import pyramid_scales
+    from facedetect.detector.multiscale import pyramid_scales
     params = DetectionParams(scale_factor=1.5, min_size=30)
     scales = pyramid_scales(300, 40, (30, 10), params)
     # brute force: every scale of the geometric series whose window fits both sides
@@ -343,7 +343,7 @@ def test_a_wide_window_scans_a_wide_image_on_every_level_that_fits():
 
 
 def test_pyramid_scales_and_steps():
-    from facedetect.detector.detect import pyramid_scales, step_at
+    from facedetect.detector.multiscale import pyramid_scales, step_at
     params = DetectionParams(scale_factor=1.25, min_size=24)
     scales = pyramid_scales(100, 80, 19, params)
     assert scales[0] == pytest.approx(1.25 ** 2) and 19 * scales[-1] <= 80
@@ -672,7 +672,7 @@ def test_tree_pair_search_equals_all_pairs():
 
 def test_serial_and_parallel_scans_give_identical_windows(astronaut, monkeypatch):
     from facedetect.detector import scan
-    from facedetect.detector.detect import DetectionParams, scan_raw, scanner_for
+    from facedetect.detector.multiscale import DetectionParams, scan_raw, scanner_for
     from facedetect.detector.api import load_model
     model = load_model(None)
     results = []

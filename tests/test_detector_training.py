@@ -13,7 +13,7 @@ from facedetect.data import load_cbcl
 from facedetect.data.negatives import (find_negatives, fingerprint, is_held_out,
                                        negative_files, split_negatives,
                                        split_training_negatives)
-from facedetect.detector.detect import DetectionParams, detect_faces, params_for
+from facedetect.detector.multiscale import DetectionParams, detect_faces, params_for
 from facedetect.errors import DataNotFoundError, FacedetectError
 from facedetect.pipeline.bootstrap import (MiningState, NegativeSet, hard_negatives,
                                            mining_steps)

@@ -221,7 +221,7 @@ def test_grouping_refuses_more_pairs_than_memory_allows(monkeypatch):
 # 4. A weak model still gets an image operating point: the best it can reach, said.
 
 def test_the_best_windows_are_the_top_of_every_window():
-    from facedetect.detector.detect import params_for, scan_best, scan_raw, scanner_for
+    from facedetect.detector.multiscale import params_for, scan_best, scan_raw, scanner_for
     from skimage import data
     model = facedetect.load_model()
     grey = data.camera()
@@ -239,10 +239,10 @@ def test_the_best_windows_are_the_top_of_every_window():
 
 
 def test_a_weak_model_gets_the_image_point_it_can_reach(monkeypatch):
-    from facedetect.detector import detect
+    from facedetect.detector import multiscale
     from facedetect.pipeline.image_point import image_operating_point
     from skimage import data
-    monkeypatch.setattr(detect, "MAX_WINDOWS", 200)   # as a 3-round model overflows
+    monkeypatch.setattr(multiscale, "MAX_WINDOWS", 200)   # as a 3-round model overflows
     model = facedetect.load_model()
     faces = np.random.default_rng(0).integers(0, 256, (50, 24, 24), dtype=np.uint8)
     lines = []

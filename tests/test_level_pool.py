@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facedetect.detector import detect as detect_module
+from facedetect.detector import multiscale as detect_module
 from facedetect.detector import level_pool
 from facedetect.detector.api import load_model
-from facedetect.detector.detect import params_for, scan_raw, scanner_for
+from facedetect.detector.multiscale import params_for, scan_raw, scanner_for
 from facedetect.images import to_grey
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from facedetect.detector.detect import DetectionParams, detect_faces, params_for
+from facedetect.detector.multiscale import DetectionParams, detect_faces, params_for
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.model_file import reseal

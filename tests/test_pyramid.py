@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from facedetect.detector import detect as detect_module
-from facedetect.detector.detect import DetectionParams, pyramid_scales, scanner_for
+from facedetect.detector import multiscale as detect_module
+from facedetect.detector.multiscale import DetectionParams, pyramid_scales, scanner_for
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.detector.api import shipped_model_path
 from facedetect.detector.pyramid import Pyramid, halved

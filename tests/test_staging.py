@@ -15,7 +15,7 @@ from PIL import Image
 
 import facedetect
 import facedetect.detector.api
-from facedetect.detector.detect import DetectionParams, detect_faces
+from facedetect.detector.multiscale import DetectionParams, detect_faces
 from facedetect.detector.export import cascade_xml
 from facedetect.detector.image_evaluation import iou_matrix
 from facedetect.detector.scan import reject_levels

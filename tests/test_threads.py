@@ -46,7 +46,7 @@ def test_detections_are_identical_across_thread_counts():
     from PIL import Image
     from skimage import data
 
-    from facedetect.detector.detect import detect_faces, params_for, scanner_for
+    from facedetect.detector.multiscale import detect_faces, params_for, scanner_for
     from facedetect.detector.model import HaarDetectorModel
     from facedetect.images import to_grey
 

@@ -8,7 +8,7 @@ from skimage.transform import AffineTransform, warp
 
 from facedetect.data.cbcl import FRAMING, framed_windows
 from facedetect.data.wild_faces import eye_line_for, window_transform
-from facedetect.detector.detect import box_mapping, framing_box, params_for, window_to_box
+from facedetect.detector.multiscale import box_mapping, framing_box, params_for, window_to_box
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.model_file import reseal, save_document

@@ -112,7 +112,7 @@ def _warn_near_misses(results, params, scale, shift) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..detector.detect import box_mapping
+    from ..detector.multiscale import box_mapping
     from ..detector.image_evaluation import (evaluation_images, opencv_baseline,
                                              read_annotations, scan_dataset, summarize)
     from ..detector.scan import LevelScanner

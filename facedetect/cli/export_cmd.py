@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..detector.api import load_model
-    from ..detector.detect import box_mapping
+    from ..detector.multiscale import box_mapping
     from ..detector.staging import exported_form
     model = load_model(args.model)
     out = check_writable(args.out, "out")

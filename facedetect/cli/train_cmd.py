@@ -27,7 +27,7 @@ RECIPE = TrainConfig()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .train_cascade import cascade_options
+    from .cascade_cmd import cascade_options
     for options in (_learner_options, _face_options, _operating_point_options,
                     _bootstrap_options, cascade_options, _run_options):
         options(parser)
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     from ..pipeline.plan import FIND, plan_training
     from ..pipeline.storage import memory_bytes
     from ..pipeline.train import train_detector
-    from .train_cascade import run_cascade
+    from .cascade_cmd import run_cascade
     quiet = args.quiet or args.json
 
     def log(*parts, **kwargs):

@@ -2,14 +2,14 @@
 evaluation on annotated images and export to OpenCV. The detector reads model files and
 never imports the trainer."""
 
-# facedetect.detect is .api.detect; here "detect" stays the module (detector/detect.py).
+# facedetect.detect is .api.detect, a function; the scan over scales is .multiscale.
 import lazy_loader
 
 # Imported on first use (scikit-image's lazy loader), so that a command's --help
 # and the front door start without numpy, numba and OpenCV.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     'api': ['Detector', 'load_model', 'shipped_model_path'],
-    'detect': ['Detections', 'Face', 'detect_faces', 'params_for', 'scanner_for'],
+    'multiscale': ['Detections', 'Face', 'detect_faces', 'params_for', 'scanner_for'],
     'params': ['DetectionParams'],
     'model': ['HaarDetectorModel'],
 })

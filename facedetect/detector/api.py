@@ -18,7 +18,7 @@ from PIL import Image
 
 from ..errors import FacedetectError
 from ..images import DEFAULT_MAX_PIXELS, read_grey, to_grey
-from .detect import (DetectionParams, Detections, detect_faces, params_for, scanner_for)
+from .multiscale import (DetectionParams, Detections, detect_faces, params_for, scanner_for)
 from .model import HaarDetectorModel
 from .scan import LevelScanner
 

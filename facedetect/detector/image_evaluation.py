@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import FacedetectError
 from ..files import read_bounded
-from .detect import DetectionParams, group_detections, scan_raw, window_to_box
+from .multiscale import DetectionParams, group_detections, scan_raw, window_to_box
 
 IOU_MATCH = 0.5
 MAX_ANNOTATION_BYTES = 64 * 2 ** 20

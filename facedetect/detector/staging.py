@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import FacedetectError
 from ..model_file import reseal
-from .detect import params_for
+from .multiscale import params_for
 from .scan import reject_levels
 
 # Stumps at each cut: about 20 stumps a window of the training negative pictures against

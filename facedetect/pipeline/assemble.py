@@ -20,7 +20,7 @@ from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point
 from .config import THRESHOLD_RULES, TrainConfig
-from ..detector.detect import framing_box
+from ..detector.multiscale import framing_box
 from .image_point import image_operating_point, opencv_operating_point, with_soft_rejection
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..detector.detect import DetectionParams, positive_windows
+from ..detector.multiscale import DetectionParams, positive_windows
 from ..images import read_grey
 from ..detector.scan import LevelScanner
 from ..errors import FacedetectError
@@ -200,7 +200,7 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None,
     >>> random_windows(pictures, 10, seed=0).shape
     (10, 19, 19)
     """
-    from ..detector.detect import pyramid_scales
+    from ..detector.multiscale import pyramid_scales
     from ..detector.pyramid import Pyramid
 
     warn = warn or (lambda line: print(line, file=sys.stderr))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..detector.detect import (DetectionParams, group_detections, params_for, scan_best,
+from ..detector.multiscale import (DetectionParams, group_detections, params_for, scan_best,
                                scanner_for)
 from .bootstrap import MINING_PYRAMID, _picture
 from .settings import TARGET_FALSE_ALARMS_PER_MPX

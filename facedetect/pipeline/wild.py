@@ -17,7 +17,7 @@ from ..data.cbcl import FRAMING
 from ..data.wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFaces,
                                calibration_mask, eye_line_for, face_windows, heldout_mask)
 from ..detector.api import Detector
-from ..detector.detect import params_for
+from ..detector.multiscale import params_for
 from ..errors import FacedetectError
 from ..model_schema import model_framing
 from .augment import wild_training_windows
