@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if folder is not None:
         warn = (lambda line: print(f"evaluate-detector: {line}", file=sys.stderr))
         try:
-            report["wild_faces"] = evaluate_wild_faces(model, load_wild_faces(folder, warn))
+            report["wild_faces"] = evaluate_wild_faces(
+                model, load_wild_faces(folder, warn, progress=True))
         except FacedetectError as error:
             if args.faces:     # asked for: refused; found on its own: skipped, said once
                 raise

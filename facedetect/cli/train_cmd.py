@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--faces and --no-wild-faces contradict each other")
     # Resolved once: the settings checked, the data found and split, the window set.
     plan = plan_training(config, args.data, faces=None if args.no_wild_faces else (
-        args.faces or FIND), negatives=args.negatives or FIND, warn=warn)
+        args.faces or FIND), negatives=args.negatives or FIND, warn=warn, progress=not quiet)
     # The default folder is created only now that the settings and the data are known
     # good, and removed again if training fails.
     with _model_folder(args), exclusive_output(out), _cluster(args, options):
@@ -286,7 +286,7 @@ def _wild_faces(args, warn):
     folder = None if args.no_wild_faces else find_faces(args.faces)
     if folder is None:
         return None, _no_faces_line(args)
-    faces = load_wild_faces(folder, warn=warn)
+    faces = load_wild_faces(folder, warn=warn, progress=not args.quiet)
     held = int(heldout_mask(faces.groups).sum())
     return faces, (f"faces from the wild: {len(faces):,} faces from {folder} ({held:,} held "
                    "out) join CBCL's faces; --no-wild-faces trains on CBCL's only")

@@ -165,7 +165,8 @@ _CSV_HELP = ("it needs one row per image with the columns " + ", ".join(REQUIRED
              + " (eye centres in the image's pixels; source and subject optional)")
 
 
-def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
+def load_wild_faces(folder: str | os.PathLike, warn=None, progress: bool = False
+                    ) -> WildFaces:
     """Read a faces folder: every row of its CSV whose image and eyes are sound.
 
     A bad row (a missing or non-finite value, eyes closer than ``MIN_EYE_DISTANCE`` or
@@ -178,6 +179,8 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
         A folder of face images and its ``faces.csv``.
     warn : callable, optional
         Takes one line per skipped row (default: ignored).
+    progress : bool
+        A progress bar on a terminal (26,980 faces take about a minute to read).
 
     Returns
     -------
@@ -208,7 +211,9 @@ def load_wild_faces(folder: str | os.PathLike, warn=None) -> WildFaces:
     del raw   # the rows are read one at a time: memory follows the faces kept
     crops, eyes, names, groups, sources, seen, skipped = [], [], [], [], [], set(), 0
     image_hashes, inside = [], folder.resolve()
-    for number, row in rows:
+    from tqdm.auto import tqdm
+    for number, row in tqdm(rows, desc="reading faces", unit="face", leave=False,
+                            disable=True if not progress else None):   # None: a terminal
         face = _read_row(row, folder, inside, seen, digest)
         if isinstance(face, str):
             skipped += 1

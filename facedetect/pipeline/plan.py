@@ -77,7 +77,7 @@ class TrainPlan:
 
 
 def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
-                  negatives=FIND, warn=None) -> TrainPlan:
+                  negatives=FIND, warn=None, progress: bool = False) -> TrainPlan:
     """Resolve a run: check ``config``, find and check the data, fill in the window and
     split the CBCL windows. Every refusal a run can make before its work is made here.
 
@@ -89,6 +89,8 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
         As :func:`~facedetect.pipeline.train.train_detector` takes them.
     warn : callable, optional
         Takes warning lines (default: stderr).
+    progress : bool
+        A progress bar while the faces from the wild are read.
 
     Returns
     -------
@@ -122,7 +124,7 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
     train, held = split_indices(cbcl.labels, config)
     train, calibration = calibration_indices(cbcl.labels, train, config)
     negatives = _negatives(negatives, config, warn)
-    faces = _faces(faces, warn)
+    faces = _faces(faces, warn, progress)
     config = resolved_window(config, faces is not None)
     if (config.grain or config.posterize) and (faces is None or not config.bootstrap_rounds):
         # Grain and levels go on the wild faces and the mined negatives together: on one
@@ -156,12 +158,13 @@ def _negatives(negatives, config: TrainConfig, warn):
     return negatives
 
 
-def _faces(faces, warn):
+def _faces(faces, warn, progress: bool = False):
     """The faces from the wild ``faces`` names (see :func:`train_detector`)."""
     from ..data.wild_faces import find_faces, load_wild_faces
     if isinstance(faces, str) and faces == FIND:
         folder = find_faces(None)
-        return load_wild_faces(folder, warn=warn) if folder is not None else None
+        return (load_wild_faces(folder, warn=warn, progress=progress)
+                if folder is not None else None)
     if isinstance(faces, (str, Path)):
-        return load_wild_faces(find_faces(faces), warn=warn)
+        return load_wild_faces(find_faces(faces), warn=warn, progress=progress)
     return faces

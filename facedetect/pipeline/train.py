@@ -146,7 +146,7 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     if out is not None:
         check_output(out)   # before hours of training, not after
     plan = config if isinstance(config, TrainPlan) else plan_training(
-        config, data, faces=faces, negatives=negatives, warn=options.warn)
+        config, data, faces=faces, negatives=negatives, warn=options.warn, progress=progress)
     config, cbcl, faces, negatives = plan.config, plan.cbcl, plan.faces, plan.negatives
     train, held, calibration = plan.train, plan.held, plan.calibration
     run = _new_run(config, cbcl, negatives, faces, out, progress, options)
