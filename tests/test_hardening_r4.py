@@ -188,24 +188,44 @@ def test_train_config_fields_are_checked_as_the_flags_check_them():
 
 
 def test_every_train_flag_accepts_and_refuses_what_its_field_does():
-    from facedetect.cli.common import field_type
-    from facedetect.pipeline.config import FIELD_LIMITS, check_field
     import argparse
-    for name, (kind, low, high, _, _) in FIELD_LIMITS.items():
-        span = high - low
-        for value in (low, high, low - 1, high + 1, low + span / 2, low + span / 3):
-            value = int(value) if kind == "int" else float(value)
-            try:
-                check_field(name, value)
-                library = True
-            except ValueError:
-                library = False
-            try:
-                field_type(name)(repr(value))
-                flag = True
-            except argparse.ArgumentTypeError:
-                flag = False
-            assert flag == library, (name, value)
+
+    from facedetect.cli.common import field_type
+    from facedetect.cli.main import build_parser
+    from facedetect.pipeline.config import FIELD_LIMITS
+    from facedetect.pipeline.settings import (CASCADE_LIMITS, RUN_LIMITS, CascadeConfig,
+                                              RunOptions)
+
+    def library(table, name, value) -> bool:
+        try:
+            if table is FIELD_LIMITS:
+                from facedetect.pipeline.config import check_config
+                check_config(facedetect.TrainConfig(**{name: value}))
+            elif table is RUN_LIMITS:
+                RunOptions(**{name: value}).check()
+            else:
+                CascadeConfig(**{name: value}).check()
+            return True
+        except ValueError:
+            return False
+
+    flags = {action.dest: action.type for action in
+             build_parser()._subparsers._group_actions[0].choices["train"]._actions
+             if action.type is not None}
+    flags["false_alarm_target"] = flags.pop("false_alarms")
+    for table in (FIELD_LIMITS, RUN_LIMITS, CASCADE_LIMITS):
+        for name, (kind, low, high, _, _) in table.items():
+            # the command's own flag is typed from the same table
+            assert getattr(flags[name], "__name__", None) == name, name
+            span = high - low
+            for value in (low, high, low - 1, high + 1, low + span / 2, low + span / 3):
+                value = int(value) if kind == "int" else float(value)
+                try:
+                    field_type(name, None if table is FIELD_LIMITS else table)(repr(value))
+                    flag = True
+                except argparse.ArgumentTypeError:
+                    flag = False
+                assert flag == library(table, name, value), (name, value)
 
 
 # 7. Bounded memory: a pyramid step near 1 is refused, and grouping bounds its pairs.

@@ -9,8 +9,8 @@ import sys
 from ..atomic import exclusive_output
 from ..errors import FacedetectError
 from ..pipeline.config import TrainConfig
-from ..pipeline.settings import CascadeConfig, RunOptions
-from .common import bounded_int, probability
+from ..pipeline.settings import CASCADE_LIMITS, CascadeConfig, RunOptions
+from .common import field_type
 
 CASCADE_DEFAULTS = CascadeConfig()
 DEFAULT_WINDOW = (24, 24)
@@ -19,21 +19,25 @@ DEFAULT_WINDOW = (24, 24)
 def cascade_options(parser: argparse.ArgumentParser) -> None:
     """An attentional cascade instead of one stage (opencv_traincascade's rules)."""
     group = parser.add_argument_group("attentional cascade")
-    group.add_argument("--stages", type=bounded_int(1, 100), metavar="N",
+    group.add_argument("--stages", type=field_type("stages", CASCADE_LIMITS), metavar="N",
                        help="train a cascade of at most N stages, each boosted with "
                             "AdaBoostDB at --cost, mining its negatives from --negatives")
-    group.add_argument("--min-hit-rate", type=probability, default=CASCADE_DEFAULTS.min_hit_rate,
+    group.add_argument("--min-hit-rate", type=field_type("min_hit_rate", CASCADE_LIMITS),
+                       default=CASCADE_DEFAULTS.min_hit_rate,
                        help="share of held-out faces every stage keeps (default "
                             f"{CASCADE_DEFAULTS.min_hit_rate})")
-    group.add_argument("--max-false-alarm-rate", type=probability,
+    group.add_argument("--max-false-alarm-rate",
+                       type=field_type("max_false_alarm_rate", CASCADE_LIMITS),
                        default=CASCADE_DEFAULTS.max_false_alarm_rate,
                        help="a stage is done once at most this share of its negatives pass "
                             f"(default {CASCADE_DEFAULTS.max_false_alarm_rate})")
-    group.add_argument("--max-stumps-per-stage", type=bounded_int(1, 10_000),
+    group.add_argument("--max-stumps-per-stage",
+                       type=field_type("max_stumps_per_stage", CASCADE_LIMITS),
                        default=CASCADE_DEFAULTS.max_stumps_per_stage, metavar="N",
                        help="a stage that needs more stops the cascade (default "
                             f"{CASCADE_DEFAULTS.max_stumps_per_stage})")
-    group.add_argument("--target-false-alarm-rate", type=probability,
+    group.add_argument("--target-false-alarm-rate",
+                       type=field_type("target_false_alarm_rate", CASCADE_LIMITS),
                        help="stop once the stages' false-alarm rates multiply to this "
                             "(default: --max-false-alarm-rate to the power N)")
     group.add_argument("--positives", metavar="DIR",
@@ -49,10 +53,12 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--search-stage-cost", action="store_true",
                        help="boost every stage at costs 1,1 2,1 and 4,1 and keep the one "
                             "with the fewest stumps (instead of --cost)")
-    group.add_argument("--positives-per-stage", type=bounded_int(50, 10 ** 7), metavar="N",
+    group.add_argument("--positives-per-stage",
+                       type=field_type("positives_per_stage", CASCADE_LIMITS), metavar="N",
                        help="each stage boosts on a seeded sample of at most N of the "
                             "training faces it still accepts (default: all)")
-    group.add_argument("--negatives-per-stage", type=bounded_int(50, 10 ** 6), metavar="N",
+    group.add_argument("--negatives-per-stage",
+                       type=field_type("negatives_per_stage", CASCADE_LIMITS), metavar="N",
                        help="negatives per stage (default: as many as training faces, "
                             "at most 5000)")
 

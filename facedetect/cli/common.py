@@ -119,12 +119,17 @@ def bounded_float(low: float, high: float):
     return parse
 
 
-def field_type(name: str):
-    """An argparse type for the ``TrainConfig`` field ``name``: the kind and range that
-    :data:`facedetect.pipeline.config.FIELD_LIMITS` declares, checked by the library's
-    own :func:`~facedetect.pipeline.config.check_field`."""
+def field_type(name: str, limits: dict | None = None):
+    """An argparse type for the field ``name`` of a settings object: the kind and range
+    its table declares (default ``TrainConfig``'s
+    :data:`~facedetect.pipeline.config.FIELD_LIMITS`; ``RUN_LIMITS`` and
+    ``CASCADE_LIMITS`` of :mod:`facedetect.pipeline.settings`), checked by the library's
+    own check."""
     from ..pipeline.config import FIELD_LIMITS, check_field   # plain data: no numba here
-    kind = FIELD_LIMITS[name][0]
+    from ..pipeline.settings import check_limited
+    table = FIELD_LIMITS if limits is None else limits
+    check = check_field if limits is None else (lambda n, v: check_limited(n, v, table))
+    kind = table[name][0]
 
     def parse(text: str):
         try:
@@ -133,7 +138,7 @@ def field_type(name: str):
             what = "an integer" if kind == "int" else "a finite number"
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         try:
-            return check_field(name, value)
+            return check(name, value)
         except FacedetectError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     parse.__name__ = name   # argparse names the type in its messages

@@ -14,7 +14,8 @@ from ..errors import FacedetectError
 from ..registry import ALGORITHMS as REGISTRY
 from ..pipeline.config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, TrainConfig,
                                check_config)
-from ..pipeline.settings import DEFAULT_MEMORY_GB, TARGET_FALSE_ALARMS_PER_MPX, RunOptions
+from ..pipeline.settings import (DEFAULT_MEMORY_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
+                                 RunOptions)
 from ..training.cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from .common import (bounded_int, field_type, check_not_run_file, check_writable,
                      created_folder, describe_operating_point, finite_float, parse_cost,
@@ -153,7 +154,7 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        default=RECIPE.bootstrap_threshold, metavar="T",
                        help="harvest the windows scoring above T (default 0, the windows "
                             "the model accepts; below 0 near misses join them)")
-    group.add_argument("--false-alarms", type=finite_float,
+    group.add_argument("--false-alarms", type=field_type("false_alarm_target", RUN_LIMITS),
                        default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
                        help="image operating point: the false alarms per megapixel allowed "
                             "on the calibration part of the negative pictures (default "
@@ -164,7 +165,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     """Output, checkpoints, memory and progress."""
     group = parser.add_argument_group("run")
     group.add_argument("--out", help="model file (default data/models/detector_CP_CN.json)")
-    group.add_argument("--checkpoint-every", type=int,
+    group.add_argument("--checkpoint-every", type=field_type("checkpoint_every", RUN_LIMITS),
                        default=RunOptions.checkpoint_every, metavar="N",
                        help="write a checkpoint every N rounds (default "
                             f"{RunOptions.checkpoint_every})")

@@ -6,7 +6,6 @@ the held-out file names, so evaluation can refuse to leak.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -15,6 +14,7 @@ from ..costs import check_cost
 from ..errors import FacedetectError, InvalidParameter
 from ..model_schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
 from ..registry import ALGORITHMS
+from .settings import check_limited
 from ..training.splits import balanced_subset, stratified_holdout
 
 # The estimators, OpenCV and scikit-learn load when a run needs them, not when a
@@ -303,20 +303,7 @@ def check_field(name: str, value):
         if not isinstance(value, (bool, np.bool_)):
             raise InvalidParameter(f"{name} must be True or False, got {value!r}", name)
         return bool(value)
-    kind, low, high, ends, optional = FIELD_LIMITS[name]
-    if value is None and optional:
-        return None
-    number = numbers.Integral if kind == "int" else numbers.Real
-    inside = (isinstance(value, number) and not isinstance(value, (bool, np.bool_))
-              and (low <= value if ends[0] == "[" else low < value)
-              and (value <= high if ends[1] == "]" else value < high))   # NaN: False
-    if not inside:
-        what = "an integer" if kind == "int" else "a number"
-        span = (f"{low}..{high}" if kind == "int"
-                else f"{ends[0]}{low:.12g}, {high:.12g}{ends[1]}")
-        raise InvalidParameter(f"{name} must be {what} in {span}"
-                               + (" or None" if optional else "") + f", got {value!r}", name)
-    return int(value) if kind == "int" else float(value)
+    return check_limited(name, value, FIELD_LIMITS)
 
 
 def check_config(config: TrainConfig) -> None:

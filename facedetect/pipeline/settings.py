@@ -6,12 +6,16 @@ scikit-learn), so that ``--help`` answers at once.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FacedetectError
+import numpy as np
 
-__all__ = ["CascadeConfig", "DEFAULT_MEMORY_GB", "RunOptions", "TARGET_FALSE_ALARMS_PER_MPX"]
+from ..errors import InvalidParameter
+
+__all__ = ["CASCADE_LIMITS", "CascadeConfig", "DEFAULT_MEMORY_GB", "RUN_LIMITS", "RunOptions",
+           "TARGET_FALSE_ALARMS_PER_MPX", "check_limited"]
 
 # On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
 # haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
@@ -27,6 +31,55 @@ MIN_NEGATIVES = 50
 DEFAULT_NEGATIVES = 5000
 # The costs a stage tries with ``search_cost``: even, and misses two and four times dearer.
 SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
+
+def check_limited(name: str, value, limits: dict):
+    """``value`` as the field ``name`` of ``limits`` takes it: ``limits[name]`` is ``(kind,
+    low, high, ends, optional)``, ``kind`` "int" or "float", ``ends`` as "[)" for
+    [low, high), ``optional`` whether None is allowed. Numpy scalars are taken as the
+    numbers they are; bools, strings and NaN are refused, with an
+    :class:`~facedetect.errors.InvalidParameter` naming the field.
+
+    Examples
+    --------
+    >>> check_limited("stages", np.int64(3), CASCADE_LIMITS)
+    3
+    >>> check_limited("min_hit_rate", 1.0, CASCADE_LIMITS)
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.InvalidParameter: min_hit_rate must be a number in (0, 1), got 1.0
+    """
+    kind, low, high, ends, optional = limits[name]
+    if value is None and optional:
+        return None
+    number = numbers.Integral if kind == "int" else numbers.Real
+    inside = (isinstance(value, number) and not isinstance(value, (bool, np.bool_))
+              and (low <= value if ends[0] == "[" else low < value)
+              and (value <= high if ends[1] == "]" else value < high))   # NaN: False
+    if not inside:
+        what = "an integer" if kind == "int" else "a number"
+        span = (f"{low}..{high}" if kind == "int"
+                else f"{ends[0]}{low:.12g}, {high:.12g}{ends[1]}")
+        raise InvalidParameter(f"{name} must be {what} in {span}"
+                               + (" or None" if optional else "") + f", got {value!r}", name)
+    return int(value) if kind == "int" else float(value)
+
+
+# Each field's kind and range, declared once: the settings' check() and the command's
+# flags (cli/common.field_type) read them. (kind, low, high, ends, None allowed)
+RUN_LIMITS = {
+    "checkpoint_every": ("int", 1, 10 ** 6, "[]", False),
+    "false_alarm_target": ("float", 0.0, 1e6, "(]", False),
+}
+CASCADE_LIMITS = {
+    "stages": ("int", 1, 100, "[]", False),
+    "min_hit_rate": ("float", 0.0, 1.0, "()", False),
+    "max_false_alarm_rate": ("float", 0.0, 1.0, "()", False),
+    "max_stumps_per_stage": ("int", 1, 10_000, "[]", False),
+    "target_false_alarm_rate": ("float", 0.0, 1.0, "()", True),
+    "negatives_per_stage": ("int", MIN_NEGATIVES, 10 ** 6, "[]", True),
+    "positives_per_stage": ("int", MIN_NEGATIVES, 10 ** 7, "[]", True),
+}
+
 
 @dataclass(kw_only=True)
 class RunOptions:
@@ -64,7 +117,7 @@ class RunOptions:
     >>> RunOptions(checkpoint_every=0).check()
     Traceback (most recent call last):
         ...
-    facedetect.errors.FacedetectError: checkpoint_every must be at least 1, got 0
+    facedetect.errors.InvalidParameter: checkpoint_every must be an integer in 1..1000000, got 0
     """
 
     checkpoint: Path | None = None
@@ -78,12 +131,8 @@ class RunOptions:
 
     def check(self) -> None:
         """Refuse options a run cannot honour, naming the parameter."""
-        if not (isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1):
-            raise FacedetectError("checkpoint_every must be at least 1, got "
-                                  f"{self.checkpoint_every!r}")
-        if not 0 < self.false_alarm_target < float("inf"):
-            raise FacedetectError("false_alarm_target must be a positive rate per megapixel, "
-                                  f"got {self.false_alarm_target!r}")
+        for name in RUN_LIMITS:
+            setattr(self, name, check_limited(name, getattr(self, name), RUN_LIMITS))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,26 +181,12 @@ class CascadeConfig:
 
     def check(self) -> None:
         """Refuse settings no cascade can meet, naming the parameter."""
-        if not (isinstance(self.stages, int) and 1 <= self.stages <= 100):
-            raise FacedetectError(f"stages must be 1..100, got {self.stages!r}")
-        for name in ("min_hit_rate", "max_false_alarm_rate"):
-            if not 0 < getattr(self, name) < 1:
-                raise FacedetectError(f"{name} must be in (0, 1), got {getattr(self, name)!r}")
-        if not (isinstance(self.max_stumps_per_stage, int)
-                and 1 <= self.max_stumps_per_stage <= 10_000):
-            raise FacedetectError("max_stumps_per_stage must be 1..10000, got "
-                                  f"{self.max_stumps_per_stage!r}")
-        target = self.target_false_alarm_rate
-        if target is not None and not 0 < target < 1:
-            raise FacedetectError(f"target_false_alarm_rate must be in (0, 1), got {target!r}")
-        count = self.negatives_per_stage
-        if count is not None and not (isinstance(count, int) and MIN_NEGATIVES <= count <= 10 ** 6):
-            raise FacedetectError(f"negatives_per_stage must be {MIN_NEGATIVES}..1000000, "
-                                  f"got {count!r}")
-        count = self.positives_per_stage
-        if count is not None and not (isinstance(count, int) and MIN_NEGATIVES <= count <= 10 ** 7):
-            raise FacedetectError(f"positives_per_stage must be {MIN_NEGATIVES}..10000000, "
-                                  f"got {count!r}")
+        for name in CASCADE_LIMITS:   # frozen: numpy scalars stored as Python numbers
+            object.__setattr__(self, name,
+                               check_limited(name, getattr(self, name), CASCADE_LIMITS))
+        if not isinstance(self.search_cost, bool):
+            raise InvalidParameter(f"search_cost must be True or False, got "
+                                   f"{self.search_cost!r}", "search_cost")
 
     def stage_costs(self, cost) -> tuple:
         """The costs each stage is boosted at: ``cost``, or the searched ones."""
