@@ -8,6 +8,7 @@ two give the same boxes for the same image and model.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import replace
 from importlib import resources
@@ -317,6 +318,7 @@ class Detector:
 # ``detect(path)`` loads nothing. A few models at most are in use at a time.
 _DETECTORS: OrderedDict = OrderedDict()
 _CACHED_DETECTORS = 8
+_DETECTORS_LOCK = threading.Lock()   # detect() may be called from several threads
 
 
 def cached_detector(model="default", exact: bool = False) -> Detector:
@@ -333,12 +335,17 @@ def cached_detector(model="default", exact: bool = False) -> Detector:
     except OSError:
         return Detector(path, exact=exact)   # load_model says what is wrong
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, exact)
-    if key not in _DETECTORS:
-        _DETECTORS[key] = Detector(path, exact=exact)
+    with _DETECTORS_LOCK:
+        found = _DETECTORS.get(key)
+        if found is not None:
+            _DETECTORS.move_to_end(key)
+            return found
+    detector = Detector(path, exact=exact)   # loaded outside the lock
+    with _DETECTORS_LOCK:
+        _DETECTORS[key] = detector
         while len(_DETECTORS) > _CACHED_DETECTORS:
             _DETECTORS.popitem(last=False)
-    _DETECTORS.move_to_end(key)
-    return _DETECTORS[key]
+    return detector
 
 
 def detect(image, model="default", *, exact: bool = False,
