@@ -20,10 +20,22 @@ def user_cache_dir() -> Path:
 
 def search_places(explicit, flag: str, env_var: str, name: str) -> list[tuple[str, Path]]:
     """Every place looked at for a data set, in order, with the reason: the flag, the
-    environment variable, ``./data/<name>``, the user cache."""
+    environment variable, ``./data/<name>``, the user cache. The variable set to
+    ``none`` turns the search off: only the flag is looked at.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["FACEDETECT_EXAMPLE"] = "none"
+    >>> [reason for reason, _ in search_places(None, "--x", "FACEDETECT_EXAMPLE", "x")]
+    []
+    >>> del os.environ["FACEDETECT_EXAMPLE"]
+    """
     places = []
     if explicit is not None:
         places.append((flag, Path(explicit)))
+    if os.environ.get(env_var, "").strip().lower() == "none":
+        return places
     if os.environ.get(env_var):
         places.append((f"${env_var}", Path(os.environ[env_var])))
     places.append((f"./data/{name}", Path("data") / name))
