@@ -52,7 +52,9 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-features", type=feature_share, default=RECIPE.max_features,
                        metavar="F",
                        help="the Haar features each round searches, a seeded subset per "
-                            "round: a fraction in (0, 1] or a count above 1 (default: "
+                            "round (every feature is still computed once: this shortens "
+                            "the rounds, not the feature step): a fraction in (0, 1] or a "
+                            "count above 1 (default: "
                             + ("all" if RECIPE.max_features is None else
                                f"{RECIPE.max_features:g}") + ")")
     group.add_argument("--framing", type=field_type("framing"), metavar="D",

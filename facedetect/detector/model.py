@@ -55,6 +55,12 @@ class HaarDetectorModel:
     def n_stumps(self) -> int:
         return len(self.alphas)
 
+    def __repr__(self) -> str:
+        # the document holds every rectangle and training file name: not for a REPL
+        stages = f", stages={len(self.stages)}" if self.stages else ""
+        return (f"HaarDetectorModel(window={self.window}, stumps={self.n_stumps}, "
+                f"cost={self.cost}{stages}, threshold={self.threshold:.4g})")
+
     @functools.cached_property
     def framing(self) -> float:
         """How many eye distances wide the window frames a face (what the box mapping
