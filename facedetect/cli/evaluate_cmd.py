@@ -14,7 +14,9 @@ from .common import (bounded_int, describe_operating_point, finite_float, print_
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="model file from train-detector ('default' for the "
                                       "shipped one)")
-    parser.add_argument("--data", help="CBCL folder or faces.tar.gz (must be the training data)")
+    parser.add_argument("--data", help="CBCL folder or faces.tar.gz, the training data "
+                                       "(default: $FACEDETECT_DATA, ./data/cbcl, the user "
+                                       "cache)")
     parser.add_argument("--split", choices=("heldout", "train"), default="heldout",
                         help="evaluate on the held-out windows (default) or, explicitly, "
                              "on the training windows")
