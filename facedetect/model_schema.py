@@ -35,9 +35,14 @@ TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "c
 # detect command's flags and a model file's detection section all read them. Below a
 # pyramid step of 1.01 a face draws windows on hundreds of levels, and grouping them grows
 # as their square (1.001 took 23 GB on a 628x454 picture); OpenCV's default is 1.1.
-SCAN_LIMITS = {"scale_factor": (1.01, 10.0), "step": (1, 1000), "min_size": (1, 100_000),
-               "max_size": (1, 100_000), "threshold": (-1e9, 1e9),
-               "min_neighbors": (0, 1000), "neighbor_margin": (0.0, 1e6)}
+# (kind, low, high, ends, None allowed), as facedetect.limits.check_limited reads them.
+SCAN_LIMITS = {"scale_factor": ("float", 1.01, 10.0, "[]", False),
+               "step": ("int", 1, 1000, "[]", False),
+               "min_size": ("int", 1, 100_000, "[]", False),
+               "max_size": ("int", 1, 100_000, "[]", True),
+               "threshold": ("float", -1e9, 1e9, "[]", False),
+               "min_neighbors": ("int", 0, 1000, "[]", False),
+               "neighbor_margin": ("float", 0.0, 1e6, "[]", False)}
 
 # A window's width in eye distances where a model records none: CBCL's 19x19 window's.
 CBCL_FRAMING = 1.75
@@ -278,7 +283,7 @@ def _check_detection(path, detection):
     if not isinstance(detection, dict):
         fail(path, "detection must be an object")
     step = detection.get("step")
-    limits = SCAN_LIMITS
+    limits = {name: spec[1:3] for name, spec in SCAN_LIMITS.items()}   # (low, high)
     if not (is_finite(detection.get("threshold"), *limits["threshold"])
             and is_int(detection.get("min_neighbors"), *limits["min_neighbors"])
             and is_finite(detection.get("neighbor_margin"), *limits["neighbor_margin"])
@@ -304,8 +309,8 @@ def _check_opencv_point(path, point):
         return
     if not (isinstance(point, dict) and is_finite(point.get("threshold"))
             and is_int(point.get("min_neighbors"), 0, 1000)
-            and is_finite(point.get("scale_factor"), *SCAN_LIMITS["scale_factor"])
+            and is_finite(point.get("scale_factor"), *SCAN_LIMITS["scale_factor"][1:3])
             and is_list(point.get("cuts"), lambda c: is_int(c, 1, MAX_STUMPS), 1, 64)):
         fail(path, "detection.opencv needs a finite threshold, min_neighbors 0..1000, a "
                    "scale_factor in [{0:g}, {1:g}] and a list of stage cuts".format(
-                       *SCAN_LIMITS["scale_factor"]))
+                       *SCAN_LIMITS["scale_factor"][1:3]))

@@ -129,7 +129,7 @@ def test_any_faces_csv_loads_or_is_one_clear_error(tmp_path_factory, rows):
     ({"threshold": float("nan")}, "threshold must be a number"),
     ({"threshold": "x"}, "threshold must be a number"),
     ({"min_neighbors": "x"}, "min_neighbors must be an integer"),
-    ({"min_size": 0}, "min_size must be an integer in [1,"),
+    ({"min_size": 0}, "min_size must be an integer in 1..100000"),
     ({"scale_factor": 1.001}, "scale_factor must be a number in [1.01, 10]"),
     ({"step": 0}, "step must be a positive integer"),
     ({"min_neighbors": True}, "min_neighbors must be an integer"),

@@ -126,7 +126,7 @@ def field_type(name: str, limits: dict | None = None):
     ``CASCADE_LIMITS`` of :mod:`facedetect.pipeline.settings`), checked by the library's
     own check."""
     from ..pipeline.config import FIELD_LIMITS, check_field   # plain data: no numba here
-    from ..pipeline.settings import check_limited
+    from ..limits import check_limited
     table = FIELD_LIMITS if limits is None else limits
     check = check_field if limits is None else (lambda n, v: check_limited(n, v, table))
     kind = table[name][0]

@@ -1,7 +1,7 @@
 """The detector's front door: load a model by name or path, find faces in an image.
 
 ``facedetect.detect`` and ``facedetect.load_model`` are these functions. The ``detect``
-command runs the same steps (:func:`prepare`, then :func:`find_faces` per image), so the
+command runs the same steps (a :class:`Detector`, then :func:`find_faces` per image), so the
 two give the same boxes for the same image and model.
 """
 
@@ -23,8 +23,8 @@ from .multiscale import (DetectionParams, Detections, detect_faces, params_for, 
 from .model import HaarDetectorModel
 from .scan import LevelScanner
 
-__all__ = ["SHIPPED_MODELS", "Detector", "InvalidImage", "detect", "find_faces", "grey_pixels", "load_model",
-           "prepare", "shipped_model_path"]
+__all__ = ["SHIPPED_MODELS", "Detector", "InvalidImage", "detect", "find_faces", "grey_pixels",
+           "load_model", "shipped_model_path"]
 
 SHIPPED_MODELS = ("default",)
 # Shipped before, and what stands in for it now: the default model rejects early, and
@@ -191,19 +191,10 @@ def _as_uint8(pixels: np.ndarray) -> np.ndarray:
                        "maps any range there)")
 
 
-def prepare(model=None, exact: bool = False, **overrides
-            ) -> tuple[HaarDetectorModel, DetectionParams, LevelScanner]:
-    """The model, scan settings and scanner that ``detect`` uses: the model's own image
-    operating point, then every override that is not None (:class:`DetectionParams`
-    fields); ``exact`` turns learnt rejection off."""
-    detector = Detector(model, exact=exact, **overrides)
-    return detector.model, detector.params, detector.scanner
-
-
 def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionParams,
                scanner: LevelScanner, source: str = "image") -> Detections:
-    """Faces in grey pixels at prepared settings (:func:`prepare`); an image smaller than
-    the model's window is refused, naming ``source``."""
+    """Faces in grey pixels at a :class:`Detector`'s prepared settings; an image smaller
+    than the model's window is refused, naming ``source``."""
     width, height = model.window
     if grey.shape[0] < height or grey.shape[1] < width:
         raise FacedetectError(f"{source}: image is {grey.shape[1]}x{grey.shape[0]}, "

@@ -4,10 +4,10 @@ once. Plain data, so that the command line reads its defaults without loading th
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
-from ..errors import FacedetectError, InvalidParameter
+from ..errors import InvalidParameter
+from ..limits import check_limited
 from ..model_schema import PYRAMIDS, SCAN_LIMITS
 
 __all__ = ["DetectionParams", "InvalidScanSetting"]
@@ -68,20 +68,22 @@ class DetectionParams:
     def validate(self):
         """Refuse settings no scan can honour, naming the parameter; numpy scalars are
         taken as the numbers they are (and stored as Python numbers)."""
-        self.scale_factor = _number("scale_factor", self.scale_factor)
-        if self.step not in ("auto", "refine"):
-            try:
-                self.step = _number("step", self.step, integer=True)
-            except FacedetectError:
-                raise InvalidScanSetting("step must be a positive integer, 'auto' or "
-                                         f"'refine', got {self.step!r}") from None
-        self.min_size = _number("min_size", self.min_size, integer=True)
-        if self.max_size is not None:
-            self.max_size = _number("max_size", self.max_size, integer=True,
-                                    low=self.min_size)
-        self.threshold = _number("threshold", self.threshold)
-        self.min_neighbors = _number("min_neighbors", self.min_neighbors, integer=True)
-        self.neighbor_margin = _number("neighbor_margin", self.neighbor_margin)
+        if self.step in ("auto", "refine"):
+            names = [name for name in SCAN_LIMITS if name != "step"]
+        else:
+            names = list(SCAN_LIMITS)
+        try:
+            for name in names:
+                setattr(self, name, check_limited(name, getattr(self, name), SCAN_LIMITS,
+                                                  InvalidScanSetting))
+        except InvalidScanSetting as error:
+            if error.parameter != "step":
+                raise
+            raise InvalidScanSetting("step must be a positive integer, 'auto' or 'refine', "
+                                     f"got {self.step!r}", "step") from None
+        if self.max_size is not None and self.max_size < self.min_size:
+            raise InvalidScanSetting(f"max_size must be at least min_size ({self.min_size}), "
+                                     f"got {self.max_size}", "max_size")
         if self.pyramid not in PYRAMIDS:
             raise InvalidScanSetting(f"pyramid must be one of {', '.join(PYRAMIDS)}, got "
                                      f"{self.pyramid!r}")
@@ -89,18 +91,3 @@ class DetectionParams:
 
 class InvalidScanSetting(InvalidParameter):
     """A scan setting out of its range or of the wrong type (also a ``ValueError``)."""
-
-
-def _number(name: str, value, integer: bool = False, low: float | None = None):
-    """``value`` as a Python int or float within ``SCAN_LIMITS[name]`` (from ``low``
-    where given), else one line naming ``name``: no bool, no NaN, no string; numpy scalars
-    welcome."""
-    bottom, top = SCAN_LIMITS[name]
-    bottom = bottom if low is None else low
-    kinds = (numbers.Integral,) if integer else (numbers.Real,)
-    if isinstance(value, bool) or not isinstance(value, kinds) or not (
-            bottom <= value <= top):   # NaN fails the comparison
-        kind = "an integer" if integer else "a number"
-        raise InvalidScanSetting(f"{name} must be {kind} in [{bottom:g}, {top:g}], got "
-                                 f"{value!r}", name)
-    return int(value) if integer else float(value)

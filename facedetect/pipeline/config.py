@@ -14,7 +14,7 @@ from ..costs import check_cost
 from ..errors import FacedetectError, InvalidParameter
 from ..model_schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
 from ..registry import ALGORITHMS
-from .settings import check_limited
+from ..limits import check_limited
 from ..training.splits import balanced_subset, stratified_holdout
 
 # The estimators, OpenCV and scikit-learn load when a run needs them, not when a

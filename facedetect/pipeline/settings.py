@@ -6,16 +6,14 @@ scikit-learn), so that ``--help`` answers at once.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import InvalidParameter
+from ..limits import check_limited
 
 __all__ = ["CASCADE_LIMITS", "CascadeConfig", "DEFAULT_MEMORY_GB", "RUN_LIMITS", "RunOptions",
-           "TARGET_FALSE_ALARMS_PER_MPX", "check_limited"]
+           "TARGET_FALSE_ALARMS_PER_MPX"]
 
 # On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
 # haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
@@ -31,38 +29,6 @@ MIN_NEGATIVES = 50
 DEFAULT_NEGATIVES = 5000
 # The costs a stage tries with ``search_cost``: even, and misses two and four times dearer.
 SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
-
-def check_limited(name: str, value, limits: dict):
-    """``value`` as the field ``name`` of ``limits`` takes it: ``limits[name]`` is ``(kind,
-    low, high, ends, optional)``, ``kind`` "int" or "float", ``ends`` as "[)" for
-    [low, high), ``optional`` whether None is allowed. Numpy scalars are taken as the
-    numbers they are; bools, strings and NaN are refused, with an
-    :class:`~facedetect.errors.InvalidParameter` naming the field.
-
-    Examples
-    --------
-    >>> check_limited("stages", np.int64(3), CASCADE_LIMITS)
-    3
-    >>> check_limited("min_hit_rate", 1.0, CASCADE_LIMITS)
-    Traceback (most recent call last):
-        ...
-    facedetect.errors.InvalidParameter: min_hit_rate must be a number in (0, 1), got 1.0
-    """
-    kind, low, high, ends, optional = limits[name]
-    if value is None and optional:
-        return None
-    number = numbers.Integral if kind == "int" else numbers.Real
-    inside = (isinstance(value, number) and not isinstance(value, (bool, np.bool_))
-              and (low <= value if ends[0] == "[" else low < value)
-              and (value <= high if ends[1] == "]" else value < high))   # NaN: False
-    if not inside:
-        what = "an integer" if kind == "int" else "a number"
-        span = (f"{low}..{high}" if kind == "int"
-                else f"{ends[0]}{low:.12g}, {high:.12g}{ends[1]}")
-        raise InvalidParameter(f"{name} must be {what} in {span}"
-                               + (" or None" if optional else "") + f", got {value!r}", name)
-    return int(value) if kind == "int" else float(value)
-
 
 # Each field's kind and range, declared once: the settings' check() and the command's
 # flags (cli/common.field_type) read them. (kind, low, high, ends, None allowed)
