@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -146,3 +147,37 @@ def test_an_interrupted_run_exits_130_with_how_to_resume(capsys):
     assert run_safely(stopped, argparse.Namespace(), "train-detector") == 130
     assert capsys.readouterr().err == ("train-detector: interrupted after 5 rounds; checkpoint "
                                        "saved to m.ckpt; run again with --resume to finish\n")
+
+
+def test_data_info_describes_every_set(cbcl_dir, negatives_dir, capsys):
+    # The faces and negatives reports count what training reads: the CSV's rows by
+    # source (the loader's own count of the shared set: 26,980) and the negatives'
+    # three parts (the splits training uses).
+    from facedetect.cli.main import main
+    from facedetect.data.negatives import (negative_files, split_negatives,
+                                           split_training_negatives)
+    from .conftest import needs_data
+    faces = needs_data("faces", "faces.csv")
+    assert main(["data", "info", "--data", str(cbcl_dir), "--faces", str(faces),
+                 "--negatives", str(negatives_dir), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    with open(faces / "faces.csv", newline="") as handle:
+        assert report["faces"]["rows"] == sum(1 for _ in handle) - 1
+    assert sum(report["faces"]["by_source"].values()) == report["faces"]["rows"]
+    training, held = split_negatives(negative_files(negatives_dir))
+    mining, calibration = split_training_negatives(training)
+    assert (report["negatives"]["held_out"], report["negatives"]["calibration"],
+            report["negatives"]["mining"]) == (len(held), len(calibration), len(mining))
+
+
+def test_data_info_says_which_sets_are_missing(cbcl_dir, tmp_path, monkeypatch, capsys):
+    from facedetect.cli.main import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for variable in ("FACEDETECT_FACES", "FACEDETECT_NEGATIVES"):
+        monkeypatch.delenv(variable, raising=False)
+    assert main(["data", "info", "--data", str(cbcl_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "faces from the wild: none found" in out and "face-free pictures: none found" in out
+    assert main(["data", "info", "--data", str(cbcl_dir), "--faces", str(tmp_path)]) == 1
+    assert "no faces.csv" in capsys.readouterr().err

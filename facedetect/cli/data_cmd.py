@@ -1,4 +1,4 @@
-"""``facedetect data info`` and ``facedetect data fetch``."""
+"""``facedetect data info`` (every data set found) and ``facedetect data fetch`` (CBCL)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,13 @@ from .common import print_json
 
 
 def add_parser(subparsers) -> None:
-    data = subparsers.add_parser("data", help="find, describe and download the CBCL data")
+    data = subparsers.add_parser("data", help="find and describe the data sets; download CBCL")
     verbs = data.add_subparsers(dest="data_command", required=True, metavar="{info,fetch}")
-    info = verbs.add_parser("info", help="where the CBCL data is, counts, archive checksum")
+    info = verbs.add_parser("info", help="where each data set is (CBCL, faces from the wild, "
+                                         "face-free pictures), what it holds, checksums")
     info.add_argument("--data", help="CBCL folder or faces.tar.gz")
+    info.add_argument("--faces", help="folder of faces from the wild with its faces.csv")
+    info.add_argument("--negatives", help="folder of face-free pictures")
     info.add_argument("--json", action="store_true", help="print the report as JSON")
     info.set_defaults(func=_info_command)
     fetch = verbs.add_parser("fetch", help="download the official faces.tar.gz (needs internet)")
@@ -39,10 +42,16 @@ def _sha256_argument(text: str) -> str:
 
 def _info_command(args: argparse.Namespace) -> int:
     from ..data import load_cbcl
+    from ..data.inventory import describe_faces, describe_negatives
+    from ..data.negatives import find_negatives
+    from ..data.wild_faces import find_faces
     data = load_cbcl(args.data, splits=("train", "test"))
     report = {"source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
               "counts": data.counts, "total": int(len(data.labels)),
               "ignored_non_image_files": data.ignored}
+    faces, negatives = find_faces(args.faces), find_negatives(args.negatives)
+    report["faces"] = describe_faces(faces) if faces is not None else None
+    report["negatives"] = describe_negatives(negatives) if negatives is not None else None
     if args.json:
         print_json(report)
         return 0
@@ -54,7 +63,31 @@ def _info_command(args: argparse.Namespace) -> int:
     print(f"  total  {report['total']} windows of 19x19")
     if data.ignored:
         print(f"  ignored {data.ignored} non-image file(s)")
+    _print_faces(report["faces"])
+    _print_negatives(report["negatives"])
     return 0
+
+
+def _print_faces(faces: dict | None) -> None:
+    if faces is None:
+        print("faces from the wild: none found (--faces, $FACEDETECT_FACES, ./data/faces, "
+              "user cache); training then uses CBCL's 19x19 faces")
+        return
+    print(f"faces from the wild: {faces['folder']}")
+    print(f"  faces.csv sha256: {faces['csv_sha256']}")
+    by_source = ", ".join(f"{name} {count:,}" for name, count in faces["by_source"].items())
+    print(f"  {faces['rows']:,} rows: {by_source}")
+
+
+def _print_negatives(negatives: dict | None) -> None:
+    if negatives is None:
+        print("face-free pictures: none found (--negatives, $FACEDETECT_NEGATIVES, "
+              "./data/negatives, user cache); training then mines scikit-image's 16 pictures")
+        return
+    print(f"face-free pictures: {negatives['folder']}")
+    print(f"  {negatives['pictures']:,} pictures, {negatives['bytes'] / 2**20:,.1f} MiB: "
+          f"{negatives['mining']:,} mined, {negatives['calibration']:,} set the operating "
+          f"points, {negatives['held_out']:,} held out to measure false alarms")
 
 
 def _fetch_command(args: argparse.Namespace) -> int:
