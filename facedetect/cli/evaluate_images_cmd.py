@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                                              read_annotations, scan_dataset, summarize)
     from ..detector.scan import LevelScanner
     from ..images import read_grey
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar
     wait_passively()   # scanning beside other work: see facedetect.threads
     if args.curve:  # before hours of scanning, not after
         for path in _curve_paths(args.curve):
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             params = replace(params, step=1)
         scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False,
                                like_opencv=params.step == "auto", decision_threshold=low)
-    bar = (lambda items: tqdm(items, desc="scanning", unit="image")) if not args.quiet else None
+    bar = (lambda items: progress_bar(items, desc="scanning", unit="image")) if not args.quiet else None
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = box_mapping(model)   # the model's own: a --positives cascade's is 1, 0
     if args.calibrate:

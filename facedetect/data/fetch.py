@@ -237,8 +237,8 @@ def _download(url: str, out, progress: bool, timeout: float) -> str:
         total = int(response.headers.get("Content-Length") or 0) or None
         if total is not None and total > limit:
             raise FacedetectError(too_big)
-        from tqdm.auto import tqdm
-        with tqdm(total=total, unit="B", unit_scale=True, desc=ARCHIVE_NAME,
+        from ..progress import progress_bar
+        with progress_bar(total=total, unit="B", unit_scale=True, desc=ARCHIVE_NAME,
                   disable=not progress) as bar:
             for block in _blocks(response, url):
                 size += len(block)

@@ -211,8 +211,8 @@ def load_wild_faces(folder: str | os.PathLike, warn=None, progress: bool = False
     del raw   # the rows are read one at a time: memory follows the faces kept
     crops, eyes, names, groups, sources, seen, skipped = [], [], [], [], [], set(), 0
     image_hashes, inside = [], folder.resolve()
-    from tqdm.auto import tqdm
-    for number, row in tqdm(rows, desc="reading faces", unit="face", leave=False,
+    from ..progress import progress_bar
+    for number, row in progress_bar(rows, desc="reading faces", unit="face", leave=False,
                             disable=True if not progress else None):   # None: a terminal
         face = _read_row(row, folder, inside, seen, digest)
         if isinstance(face, str):

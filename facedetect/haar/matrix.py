@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from .features import HaarFeaturePool
 from .integral import integral_image, normalization_factors, squared_integral_image
@@ -127,7 +127,7 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
     bytes_per_window = n_corners * (4 + 4 + 8 + 8)
     chunk = int(max(1, min(n_windows, CACHE_CHUNK, working_memory // bytes_per_window)))
     starts = range(0, n_windows, chunk)
-    for start in tqdm(starts, desc="Haar features", unit="chunk", disable=not progress,
+    for start in progress_bar(starts, desc="Haar features", unit="chunk", disable=not progress,
                       leave=False):
         block = windows[start:start + chunk]
         ii = integral_image(block).reshape(len(block), n_corners)

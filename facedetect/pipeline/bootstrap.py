@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..detector.multiscale import DetectionParams, positive_windows
 from ..images import read_grey
@@ -152,7 +152,7 @@ def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0,
     scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, *model.window),
                    pyramid=pyramid)
     rng_seed = [seed, 0]
-    bar = tqdm(total=limit, initial=min(state.count, limit), desc="mining", unit="window",
+    bar = progress_bar(total=limit, initial=min(state.count, limit), desc="mining", unit="window",
                disable=not progress, leave=False)
     try:
         while state.position < len(order) and state.count < limit:

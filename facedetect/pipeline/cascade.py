@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..detector.model import haar_values
 from ..interrupts import terminate_as_interrupt
@@ -112,7 +112,7 @@ def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: b
     negative_scores = np.zeros(len(y) - n_faces)
     held_scores = np.zeros(len(held_values.windows))
     found = {}
-    bar = tqdm(total=config.max_stumps_per_stage, desc=label, unit="stump",
+    bar = progress_bar(total=config.max_stumps_per_stage, desc=label, unit="stump",
                disable=not progress, leave=False)
 
     def on_round(model, state):

@@ -28,7 +28,7 @@ record the false alarms ``detect`` gives with it (it only removes windows).
 from __future__ import annotations
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..detector.multiscale import (DetectionParams, group_detections, params_for, scan_best,
                                scanner_for)
@@ -69,7 +69,7 @@ def scan_pictures_bounded(model, pictures, params: DetectionParams, progress: bo
     count is exact. A weak model raises more windows than grouping can take."""
     scanner = scanner_for(model, params, parallel_min_windows=0)   # as mining does
     raw, megapixels, floor = [], 0.0, -np.inf
-    for item in tqdm(pictures, desc="calibration negatives", unit="picture",
+    for item in progress_bar(pictures, desc="calibration negatives", unit="picture",
                      disable=not progress, leave=False):
         picture = _picture(item, warn or (lambda line: None))
         if picture is None:

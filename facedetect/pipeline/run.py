@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..errors import FacedetectError, InterruptedRun
 from ..interrupts import terminate_as_interrupt
@@ -99,7 +99,7 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
     if resumed is not None:
         for (f, threshold, polarity), alpha in zip(resumed.stumps, resumed.alphas):
             decision += alpha * _outputs(store, f, threshold, polarity)
-    bar = tqdm(total=run.config.rounds_at(state.stage), initial=len(resumed.alphas) if resumed else 0,
+    bar = progress_bar(total=run.config.rounds_at(state.stage), initial=len(resumed.alphas) if resumed else 0,
                desc=f"{run.stage_name(state.stage)} boosting", unit="round",
                disable=not run.progress)
     snapshot = {}

@@ -18,7 +18,7 @@ import os
 import tempfile
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..errors import FacedetectError
 from ..haar import feature_matrix
@@ -132,7 +132,7 @@ def compact_features(windows: np.ndarray, pool, memory: int,
     edges = np.empty((n_features, 255), dtype=np.float32)
     n_edges = np.empty(n_features, dtype=np.int64)
     starts = range(0, n_features, block)
-    for start in tqdm(starts, desc="features", unit="block", disable=not progress,
+    for start in progress_bar(starts, desc="features", unit="block", disable=not progress,
                       leave=False):
         stop = min(n_features, start + block)
         values_t = feature_matrix(windows, pool.subset(np.arange(start, stop)),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..atomic import atomic_write_text
 from ..training.splits import balanced_subset, stratified_holdout, stratified_kfold
@@ -162,7 +162,7 @@ def run_sweep(data, settings: SweepSettings, *, progress: bool = True,
     recorded = settings.as_dict(data)
     rows = _load_checkpoint(checkpoint, recorded)
     done = {row["fold"] for row in rows}
-    bar = tqdm(total=folds * (2 * len(costs) + 1),
+    bar = progress_bar(total=folds * (2 * len(costs) + 1),
                initial=len(done) * (2 * len(costs) + 1), desc="sweep", unit="model",
                disable=not progress)
     for k, (train, test) in enumerate(stratified_kfold(labels, folds, seed=seed)):

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from ..training.splits import stratified_holdout, stratified_kfold
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost
@@ -118,7 +118,7 @@ def run_dataset(data, costs, methods, *, rounds: int, folds: int = 3, repeats: i
     rules pick different stumps from the same weights (along DB's path).
     """
     runs, rule_disagreement = [], {}
-    bar = tqdm(total=len(costs) * folds, desc=data.name, unit="cost-fold",
+    bar = progress_bar(total=len(costs) * folds, desc=data.name, unit="cost-fold",
                disable=not progress, leave=False)
     for fold, (train, test) in enumerate(stratified_kfold(data.y, folds, seed=seed)):
         X_train, y_train = data.X[train], data.y[train]
