@@ -155,7 +155,7 @@ def _check_features(path, features, stumps):
     if kind != "haar":
         fail(path, f"unknown feature kind {str(kind)[:20]!r}")
     unknown = set(features) - {"kind", "window", "normalization", "pool_index", "rects",
-                               "rejection", "framing"}
+                               "rejection", "framing", "tilted"}
     if unknown:
         fail(path, f"unknown features field {sorted(unknown)[0][:40]!r}")
     if "framing" in features and not is_finite(features["framing"], 1, 3):
@@ -169,6 +169,10 @@ def _check_features(path, features, stumps):
     rects = features.get("rects")
     if not isinstance(rects, list) or len(rects) != len(stumps):
         fail(path, "features.rects must hold one rectangle list per stump")
+    tilted = features.get("tilted", [0] * len(stumps))
+    if not is_list(tilted, lambda v: v in (0, 1) and not isinstance(v, float),
+                   len(stumps), len(stumps)):
+        fail(path, "features.tilted must hold 0 or 1 per stump (1: a tilted feature)")
     width, height = window
     for i, feature in enumerate(rects):
         if not isinstance(feature, list) or not 1 <= len(feature) <= 4:
@@ -178,8 +182,7 @@ def _check_features(path, features, stumps):
                     and all(is_int(v, 0, 4096) for v in rect[:4])
                     and is_finite(rect[4], -1e6, 1e6)):
                 fail(path, f"feature {i} has a malformed rectangle {str(rect)[:60]}")
-            x, y, w, h, _ = rect
-            if w < 1 or h < 1 or x + w > width or y + h > height:
+            if not _rect_inside(rect, width, height, tilted[i]):
                 fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
     if features.get("normalization") not in ("opencv-variance", "none"):
         fail(path, "features.normalization must be 'opencv-variance' or 'none'")
@@ -194,6 +197,18 @@ def _check_features(path, features, stumps):
                 and is_list(rejection["thresholds"], is_finite, len(stumps), len(stumps))):
             fail(path, "features.rejection must hold a finite reference and one finite "
                        "threshold per stump")
+
+
+def _rect_inside(rect, width: int, height: int, tilted) -> bool:
+    """Whether a rectangle lies in the window: upright, ``x + w <= width`` and ``y + h <=
+    height``; tilted (its top corner at ``(x, y)``, ``w`` down-right and ``h``
+    down-left), OpenCV's bounds ``x - h >= 0``, ``x + w <= width``, ``y + w + h <= height``."""
+    x, y, w, h, _ = rect
+    if w < 1 or h < 1:
+        return False
+    if tilted:
+        return x - h >= 0 and x + w <= width and y + w + h <= height
+    return x + w <= width and y + h <= height
 
 
 def model_framing(document: dict) -> float:

@@ -58,9 +58,20 @@ def cost_space_figure(families: dict, path, title: str = "Cost space") -> Path:
         plt.close(fig)
 
 
+def _rect_outline(x, y, w, h, tilted: bool, scale: int) -> list[tuple[float, float]]:
+    """A rectangle's corners in tile pixels: upright, or tilted (top corner at ``(x, y)``,
+    ``w`` down-right, ``h`` down-left, as the tilted integral image sums it)."""
+    if tilted:
+        corners = [(x, y), (x + w, y + w), (x + w - h, y + w + h), (x - h, y + h)]
+    else:
+        corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
+    return [(cx * scale, cy * scale) for cx, cy in corners]
+
+
 def draw_haar_features(background: np.ndarray, rects_per_feature, path, *, scale: int = 12,
-                       columns: int = 5, labels=None) -> Path:
-    """Tiles of the background (e.g. the mean face) with each feature's rectangles drawn.
+                       columns: int = 5, labels=None, tilted=None) -> Path:
+    """Tiles of the background (e.g. the mean face) with each feature's rectangles drawn,
+    turned by 45 degrees where ``tilted`` marks the feature.
 
     Positive-weight rectangles are white, negative ones black, half transparent.
     """
@@ -74,14 +85,15 @@ def draw_haar_features(background: np.ndarray, rects_per_feature, path, *, scale
     sheet = Image.new("RGB", (columns * (tile_w + pad) + pad, rows * (tile_h + pad + 14) + pad),
                       "white")
     base = Image.fromarray(grey.astype(np.uint8)).resize((tile_w, tile_h), Image.NEAREST)
+    tilted = [False] * n if tilted is None else [bool(t) for t in tilted]
     for i, rects in enumerate(rects_per_feature):
         tile = base.convert("RGBA")
         overlay = Image.new("RGBA", tile.size, (0, 0, 0, 0))
         draw = ImageDraw.Draw(overlay)
         for x, y, w, h, weight in rects:
             fill = (255, 255, 255, 150) if weight > 0 else (0, 0, 0, 150)
-            draw.rectangle([x * scale, y * scale, (x + w) * scale - 1, (y + h) * scale - 1],
-                           fill=fill, outline=(255, 0, 0, 255))
+            draw.polygon(_rect_outline(x, y, w, h, tilted[i], scale), fill=fill,
+                         outline=(255, 0, 0, 255))
         tile = Image.alpha_composite(tile, overlay).convert("RGB")
         left = pad + (i % columns) * (tile_w + pad)
         top = pad + (i // columns) * (tile_h + pad + 14)

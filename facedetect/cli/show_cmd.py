@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         background = np.tile(np.linspace(80, 180, width), (height, 1))
     count = min(args.count, model.n_stumps)
     labels = [f"#{i + 1} a={model.alphas[i]:.2f}" for i in range(count)]
-    path = draw_haar_features(background, model.rects[:count], args.out, labels=labels)
+    path = draw_haar_features(background, model.rects[:count], args.out, labels=labels,
+                              tilted=model.tilted[:count])
     print(f"wrote {path} ({count} features)")
     return 0

@@ -61,6 +61,10 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
                        help="how many eye distances wide the window frames a face (default: "
                             f"{WILD_FRAMING:g} for the {WILD_WINDOW[0]}x{WILD_WINDOW[1]} "
                             "window of faces from the wild, CBCL's 1.75 at 19x19)")
+    group.add_argument("--tilted", action=argparse.BooleanOptionalAction, default=None,
+                       help="add tilted Haar features (Lienhart and Maydt's, OpenCV's -mode "
+                            "ALL) to the five basic types (default: on with faces from the "
+                            "wild, off on CBCL alone and for --stages)")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz (default: $FACEDETECT_DATA, "
                                       "./data/cbcl, the user cache)")
     group.add_argument("--holdout", type=field_type("holdout"), default=RECIPE.holdout,

@@ -9,7 +9,7 @@ Our stump outputs ``polarity`` where ``value > threshold``. Feature values are f
 ``value > t`` is the same as ``value >= t'`` with ``t'`` the smallest float32 above ``t``;
 that ``t'`` is written, which makes OpenCV's comparison agree with ours exactly. The
 four-rectangle checkerboard ``TR + BL - TL - BR`` is written as three rectangles,
-``whole - 2 TL - 2 BR``.
+``whole - 2 TL - 2 BR``. Tilted features are OpenCV's own (``<tilted>1</tilted>``).
 """
 
 from __future__ import annotations
@@ -102,11 +102,11 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
                             stage_threshold if k == len(stages) - 1 else threshold)
                  for k, (_, threshold) in enumerate(stages)]
     features = []
-    for rects in model.rects:
+    for rects, tilted in zip(model.rects, model.tilted):
         rect_lines = "\n".join(f"        <_>\n          {x} {y} {w} {h} {weight!r}</_>"
                                for x, y, w, h, weight in opencv_rects(rects))
         features.append(f"    <_>\n      <rects>\n{rect_lines}</rects>\n"
-                        f"      <tilted>0</tilted></_>")
+                        f"      <tilted>{int(tilted)}</tilted></_>")
     most = max(n for n, _ in stages)
     return f"""<?xml version="1.0"?>
 <!-- facedetect: {len(stages)}-stage cascade of {model.n_stumps} stumps, cost {model.cost} -->

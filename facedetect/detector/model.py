@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..haar import integral_image, squared_integral_image
-from ..haar.integral import normalization_factors
+from ..haar.features import corner_weights
+from ..haar.integral import normalization_factors, tilted_integral_image
 from ..model_file import calibrated_probability, load_document, reseal, save_document
 from ..model_schema import model_framing
 
@@ -60,6 +61,14 @@ class HaarDetectorModel:
         stages = f", stages={len(self.stages)}" if self.stages else ""
         return (f"HaarDetectorModel(window={self.window}, stumps={self.n_stumps}, "
                 f"cost={self.cost}{stages}, threshold={self.threshold:.4g})")
+
+    @functools.cached_property
+    def tilted(self) -> np.ndarray:
+        """(n_stumps,) bool: which stumps' features are tilted (``features.tilted`` of
+        the file; a file without it has none)."""
+        marks = self.document.get("features", {}).get("tilted")
+        return (np.zeros(self.n_stumps, bool) if marks is None
+                else np.asarray(marks, dtype=bool))
 
     @functools.cached_property
     def framing(self) -> float:
@@ -251,7 +260,7 @@ class HaarDetectorModel:
     def feature_values(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps) float32 values of the stumps' features, normalised as in
         training (raw sum times float32(1/nf))."""
-        return haar_values(windows, self.rects, self.window, self.normalize)
+        return haar_values(windows, self.rects, self.window, self.normalize, self.tilted)
 
     def running_scores(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps): the score after each stump, added stump by stump in the
@@ -275,7 +284,8 @@ class HaarDetectorModel:
         order (bit for bit :meth:`running_scores` at the stage's end)."""
         ends = self.stage_ends()
         start, stop = (ends[stage - 1] + 1 if stage else 0), ends[stage] + 1
-        values = haar_values(windows, self.rects[start:stop], self.window, self.normalize)
+        values = haar_values(windows, self.rects[start:stop], self.window, self.normalize,
+                             self.tilted[start:stop])
         votes = self.alphas[start:stop] * self.polarities[start:stop].astype(np.float64)
         outputs = np.where(values > self.thresholds[start:stop], votes, -votes)
         running = np.zeros(len(outputs))
@@ -349,22 +359,27 @@ class HaarDetectorModel:
         return (self.decision_function(windows) > threshold).astype(np.int8)
 
 
-def haar_values(windows: np.ndarray, features, window, normalize: bool = True) -> np.ndarray:
+def haar_values(windows: np.ndarray, features, window, normalize: bool = True,
+                tilted=None) -> np.ndarray:
     """(n_windows, n_features) float32 values of Haar features (each a list of ``(x, y, w,
-    h, weight)`` rectangles) on ``windows``, exactly as the scanner computes them: integer
-    rectangle sums weighted and added in float32, times float32(1/nf)."""
+    h, weight)`` rectangles, summed over the tilted integral image where ``tilted`` marks
+    them) on ``windows``, exactly as the scanner computes them: integer rectangle sums
+    weighted and added in float32, times float32(1/nf)."""
     windows = np.asarray(windows)
     width, height = window
     if windows.ndim != 3 or windows.shape[1:] != (height, width):
         raise ValueError(f"windows must have shape (N, {height}, {width})")
+    tilted = np.zeros(len(features), bool) if tilted is None else np.asarray(tilted, bool)
     ii = integral_image(windows)
+    turned = tilted_integral_image(windows) if tilted.any() else None
     values = np.zeros((len(windows), len(features)), dtype=np.float32)
     for t, feature in enumerate(features):
+        table = turned if tilted[t] else ii
         total = np.zeros(len(windows), dtype=np.float32)
-        for x, y, w, h, weight in feature:
-            sums = (ii[:, y + h, x + w] - ii[:, y, x + w] - ii[:, y + h, x]
-                    + ii[:, y, x]).astype(np.float32)
-            total += np.float32(weight) * sums
+        for rect in feature:
+            sums = sum(sign * table[:, cy, cx]
+                       for cx, cy, sign in corner_weights(rect, bool(tilted[t])))
+            total += np.float32(rect[4]) * sums.astype(np.float32)
         values[:, t] = total
     if normalize:
         nf = normalization_factors(ii, squared_integral_image(windows), width, height)

@@ -55,7 +55,7 @@ def _stump_arrays(model):
     # the last stump of every stage but the last (and by 1, exactly, elsewhere).
     carry = np.ones(n)
     carry[model.stage_ends()[:-1]] = 0.0
-    return rects, weights, counts, model.thresholds.astype(np.float64), \
+    return (rects, model.tilted), weights, counts, model.thresholds.astype(np.float64), \
         model.polarities.astype(np.float64), model.alphas.astype(np.float64), carry
 
 
@@ -115,13 +115,23 @@ def _cascade_levels(model, threshold: float, early_rejection: bool) -> np.ndarra
     return levels
 
 
-def _corner_offsets(rects: np.ndarray, stride: int) -> np.ndarray:
+def _corner_offsets(rects: np.ndarray, stride: int, tilted=None,
+                    tilted_start: int = 0) -> np.ndarray:
     """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
     top-left corner, in an integral image with rows ``stride`` long: top-left, top-right,
-    bottom-left, bottom-right."""
+    bottom-left, bottom-right, so that the kernels' ``d - b - c + a`` is the rectangle's
+    sum. A tilted stump's corners (``tilted``) are in the tilted integral image, which
+    follows the upright one at ``tilted_start``: its top, left, right and bottom corners
+    (OpenCV's ``CV_TILTED_OFFSETS``)."""
     x, y, w, h = (rects[..., k] for k in range(4))
-    return np.stack([y * stride + x, y * stride + x + w, (y + h) * stride + x,
-                     (y + h) * stride + x + w], axis=-1).astype(np.int64)
+    upright = np.stack([y * stride + x, y * stride + x + w, (y + h) * stride + x,
+                        (y + h) * stride + x + w], axis=-1).astype(np.int64)
+    if tilted is None or not np.any(tilted):
+        return upright
+    turned = tilted_start + np.stack(
+        [y * stride + x, (y + h) * stride + x - h, (y + w) * stride + x + w,
+         (y + w + h) * stride + x + w - h], axis=-1).astype(np.int64)
+    return np.where(np.asarray(tilted, bool)[:, None, None], turned, upright)
 
 
 # The row and window kernels come in two builds (:mod:`._scan_kernels`). A parallel region
@@ -154,6 +164,7 @@ class LevelScanner:
                                      else parallel_min_windows)
         self.threshold = float(threshold)
         self.arrays = _stump_arrays(model)
+        self.has_tilted = bool(np.any(model.tilted))
         self._stumps_by_stride = {}
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
         # The coarse pass of a refined scan keeps windows down to coarse_threshold
@@ -191,29 +202,43 @@ class LevelScanner:
         return j * step, first + i * step, scores[i, j]
 
     def _strip_integrals(self, level, first, row_stop):
-        """Integral images of the level rows that windows ``first <= y < row_stop`` cover."""
+        """Integral images of the level rows that windows ``first <= y < row_stop`` cover:
+        ``(sums, squared sums, stride)``, the sums followed by the tilted sums for a
+        model with tilted features (as OpenCV's Haar evaluator keeps them)."""
         strip = np.ascontiguousarray(level[first:row_stop - 1 + self.window[1]])
         if strip.size < INT32_PIXELS:
             # OpenCV's integral images: int32 sums (half the memory traffic) and float64
             # squared sums, exact below 2**53 as the int64 ones are.
+            if self.has_tilted:
+                ii, sq, turned = cv2.integral3(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+                return (np.concatenate([ii.ravel(), turned.ravel()]), sq.ravel(),
+                        strip.shape[1] + 1)
             ii, sq = cv2.integral2(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
             return ii.ravel(), sq.ravel(), strip.shape[1] + 1
         ii = np.empty((strip.shape[0] + 1) * (strip.shape[1] + 1), np.int64)
         sq = np.empty(ii.size, np.int64)
         _integrals(strip, ii, sq)
+        if self.has_tilted:
+            turned = cv2.integral3(strip, sdepth=cv2.CV_64F)[2].astype(np.int64)
+            ii = np.concatenate([ii, turned.ravel()])
         return ii, sq, strip.shape[1] + 1
 
-    def _stumps(self, stride):
-        """The model's arrays as the kernels take them, for integral rows ``stride`` long
-        (kept per stride: a pyramid has few level widths, scanned strip by strip)."""
+    def _stumps(self, image):
+        """The model's arrays as the kernels take them, for an integral image of rows
+        ``stride`` long (kept per stride, and per strip size for a model with tilted
+        features, whose tilted sums start after the upright ones: a pyramid has few level
+        widths, scanned strip by strip)."""
+        stride = image[2]
+        key = (stride, image[1].size if self.has_tilted else 0)
         # Levels are scanned on several threads: each keeps what it looked up, so another
         # thread's clear() cannot take it away.
-        stumps = self._stumps_by_stride.get(stride)
+        stumps = self._stumps_by_stride.get(key)
         if stumps is None:
             if len(self._stumps_by_stride) >= 64:   # bounded over many image sizes
                 self._stumps_by_stride.clear()
-            rects, *rest = self.arrays
-            stumps = self._stumps_by_stride[stride] = (_corner_offsets(rects, stride), *rest)
+            (rects, tilted), *rest = self.arrays
+            offsets = _corner_offsets(rects, stride, tilted, key[1])
+            stumps = self._stumps_by_stride[key] = (offsets, *rest)
         return stumps
 
     def _kernel_window(self):
@@ -226,7 +251,7 @@ class LevelScanner:
     def _scan_grid(self, image, rows, cols, step, reject_at, threshold, serial=False):
         scores = np.empty((rows, cols))
         kernel = _scan_rows if self._parallel(rows * cols, serial) else _scan_rows_serial
-        kernel(image, (rows, cols, step), self._kernel_window(), self._stumps(image[2]),
+        kernel(image, (rows, cols, step), self._kernel_window(), self._stumps(image),
                (reject_at, float(threshold), self.decision_threshold), scores)
         return scores
 
@@ -258,7 +283,7 @@ class LevelScanner:
         fine_scores = np.empty(fine.size)
         kernel = (_score_windows if self._parallel(fine.size, serial)
                   else _score_windows_serial)
-        kernel(image, fy * stride + fx, self._kernel_window(), self._stumps(stride),
+        kernel(image, fy * stride + fx, self._kernel_window(), self._stumps(image),
                (self.reject_at, self.threshold, self.decision_threshold), fine_scores)
         coarse_y, coarse_x = first + 2 * ci, 2 * cj
         coarse_scores = coarse[ci, cj]

@@ -10,6 +10,19 @@ its rectangles. The weights and the enumeration order are those of
 - ``type-3-x``: three side by side, ``middle - left - right``;
 - ``type-3-y``: three stacked, ``middle - top - bottom``;
 - ``type-4``: a 2x2 checkerboard, ``top-right + bottom-left - top-left - bottom-right``.
+
+These five are the paper's pool. Lienhart and Maydt's tilted features (OpenCV's
+``traincascade -mode ALL``) extend it for photographs (``TILTED_TYPES``): rectangles turned
+by 45 degrees, summed over the tilted integral image (:func:`.integral.tilted_integral_image`).
+A tilted rectangle ``(x, y, w, h)`` has its top corner at ``(x, y)`` and runs ``w`` pixels
+down-right and ``h`` down-left, as OpenCV's ``CV_TILTED_OFFSETS``; each tilted feature is
+OpenCV's: the whole rectangle at weight -1 and an inner one at +2 or +3, so that a flat
+patch gives zero.
+
+References
+----------
+R. Lienhart and J. Maydt, "An extended set of Haar-like features for rapid object
+detection", ICIP 2002, doi:10.1109/ICIP.2002.1038171.
 """
 
 from __future__ import annotations
@@ -21,6 +34,9 @@ import numpy as np
 import scipy.sparse
 
 FEATURE_TYPES = ("type-2-x", "type-2-y", "type-3-x", "type-3-y", "type-4")
+TILTED_TYPES = ("tilted-2-x", "tilted-2-y", "tilted-3-x", "tilted-3-y", "tilted-4-x",
+                "tilted-4-y")
+ALL_FEATURE_TYPES = FEATURE_TYPES + TILTED_TYPES
 
 # For each type: the number of cells along x and y, and each rectangle's cell offset and
 # weight, in skimage's rectangle order.
@@ -31,6 +47,14 @@ _LAYOUTS = {
     "type-3-y": (1, 3, [(0, 0, -1.0), (0, 1, 1.0), (0, 2, -1.0)]),
     "type-4": (2, 2, [(0, 0, -1.0), (1, 0, 1.0), (1, 1, -1.0), (0, 1, 1.0)]),
 }
+# Tilted types (OpenCV's haarfeatures.cpp, mode ALL): cells along the rectangle's w and h
+# sides, and the inner rectangle's offset and extent in cells along them, and its weight.
+_TILTED_LAYOUTS = {
+    "tilted-2-x": (2, 1, (0, 0), (1, 1), 2.0), "tilted-2-y": (1, 2, (0, 0), (1, 1), 2.0),
+    "tilted-3-x": (3, 1, (1, 0), (1, 1), 3.0), "tilted-3-y": (1, 3, (0, 1), (1, 1), 3.0),
+    "tilted-4-x": (4, 1, (1, 0), (2, 1), 2.0), "tilted-4-y": (1, 4, (0, 1), (1, 2), 2.0),
+}
+
 MAX_RECTANGLES = 4
 
 
@@ -48,7 +72,7 @@ class HaarFeaturePool:
         Rectangle weights; zero for unused slots.
     n_rects : (n_features,) int8 array
     types : (n_features,) int8 array
-        Index into ``FEATURE_TYPES``.
+        Index into ``ALL_FEATURE_TYPES``; ``tilted`` marks the tilted ones.
 
     Examples
     --------
@@ -74,7 +98,12 @@ class HaarFeaturePool:
                 for k in range(n)]
 
     def type_name(self, index: int) -> str:
-        return FEATURE_TYPES[int(self.types[index])]
+        return ALL_FEATURE_TYPES[int(self.types[index])]
+
+    @property
+    def tilted(self) -> np.ndarray:
+        """(n_features,) bool: which features sum over the tilted integral image."""
+        return self.types >= len(FEATURE_TYPES)
 
     def subset(self, indices) -> "HaarFeaturePool":
         """A pool holding only the given features, in the given order."""
@@ -87,13 +116,29 @@ class HaarFeaturePool:
         """The pool as a sparse ``(n_features, (H+1)*(W+1))`` map on flattened integral images.
 
         Row ``f`` holds the corner weights of feature ``f``, so ``M @ ii.ravel()`` is the
-        vector of raw feature values of one window; shared corners are merged.
+        vector of raw feature values of one window; shared corners are merged. A pool with
+        tilted features maps ``(H+1)*(W+1)`` more columns, the tilted integral image's
+        (``M @ concatenate([ii.ravel(), tilted.ravel()])``).
         """
         return _linear_map(self)
 
 
+def corner_weights(rect, tilted: bool) -> list[tuple[int, int, float]]:
+    """``(x, y, sign)`` of the four integral-image corners whose signed sum is the
+    rectangle's pixel sum: upright ``ii[y+h, x+w] - ii[y, x+w] - ii[y+h, x] + ii[y, x]``;
+    tilted (OpenCV's ``CV_TILTED_OFFSETS``) ``t[y, x] - t[y+h, x-h] - t[y+w, x+w] +
+    t[y+w+h, x+w-h]``."""
+    x, y, w, h = (int(v) for v in rect[:4])
+    if tilted:
+        return [(x, y, 1.0), (x - h, y + h, -1.0), (x + w, y + w, -1.0),
+                (x + w - h, y + w + h, 1.0)]
+    return [(x + w, y + h, 1.0), (x + w, y, -1.0), (x, y + h, -1.0), (x, y, 1.0)]
+
+
 def _linear_map(pool: HaarFeaturePool) -> scipy.sparse.csr_matrix:
     stride = pool.width + 1
+    n_corners = (pool.height + 1) * stride
+    tilted = pool.tilted
     rows, cols, vals = [], [], []
     feature_ids = np.arange(len(pool))
     for k in range(MAX_RECTANGLES):
@@ -101,25 +146,55 @@ def _linear_map(pool: HaarFeaturePool) -> scipy.sparse.csr_matrix:
         f = feature_ids[used]
         x, y, w, h = (pool.rects[used, k, j].astype(np.int64) for j in range(4))
         wt = pool.weights[used, k]
-        for dx, dy, sign in ((w, h, 1.0), (w, 0, -1.0), (0, h, -1.0), (0, 0, 1.0)):
+        upright = [(x + w, y + h, 1.0), (x + w, y, -1.0), (x, y + h, -1.0), (x, y, 1.0)]
+        turned = [(x, y, 1.0), (x - h, y + h, -1.0), (x + w, y + w, -1.0),
+                  (x + w - h, y + w + h, 1.0)]
+        for (ux, uy, sign), (tx, ty, _) in zip(upright, turned):
+            on_tilted = tilted[used]
             rows.append(f)
-            cols.append((y + dy) * stride + (x + dx))
+            cols.append(np.where(on_tilted, n_corners + ty * stride + tx, uy * stride + ux))
             vals.append(sign * wt)
-    shape = (len(pool), (pool.height + 1) * stride)
+    width = 2 * n_corners if tilted.any() else n_corners
     matrix = scipy.sparse.coo_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape)
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(len(pool), width))
     matrix = matrix.tocsr()
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
     return matrix
 
 
+def _tilted_rows(type_name: str, width: int, height: int):
+    """``(rects, weights)`` rows of every feature of one tilted type that fits the window
+    (OpenCV's bounds: ``x - h >= 0``, ``x + w <= width``, ``y + w + h <= height``)."""
+    cells_w, cells_h, (ox, oy), (iw, ih), weight = _TILTED_LAYOUTS[type_name]
+    for y in range(height):
+        for x in range(width):
+            for dy in range(1, height + 1):
+                for dx in range(1, width + 1):
+                    w, h = cells_w * dx, cells_h * dy
+                    if x + w > width or y + w + h > height or x - h < 0:
+                        continue
+                    # The inner rectangle: ox cells along the w side (+1, +1 a step),
+                    # oy along the h side (-1, +1 a step).
+                    inner = (x + ox * dx - oy * dy, y + ox * dx + oy * dy, iw * dx, ih * dy)
+                    yield ([(x, y, w, h), inner] + [(0, 0, 0, 0)] * (MAX_RECTANGLES - 2),
+                           [-1.0, weight] + [0.0] * (MAX_RECTANGLES - 2))
+
+
 @lru_cache(maxsize=8)
 def _cached_pool(width: int, height: int, feature_types: tuple[str, ...]) -> HaarFeaturePool:
     rects, weights, n_rects, types = [], [], [], []
     for type_name in feature_types:
+        type_index = ALL_FEATURE_TYPES.index(type_name)
+        if type_name in _TILTED_LAYOUTS:
+            for row, row_weights in _tilted_rows(type_name, width, height):
+                rects.append(row)
+                weights.append(row_weights)
+                n_rects.append(2)
+                types.append(type_index)
+            continue
         cells_x, cells_y, layout = _LAYOUTS[type_name]
-        type_index = FEATURE_TYPES.index(type_name)
         for y in range(height):
             for x in range(width):
                 for h in range(1, (height - y) // cells_y + 1):
@@ -145,14 +220,15 @@ def haar_feature_pool(width: int = 19, height: int = 19,
                       feature_types=None) -> HaarFeaturePool:
     """Every Haar-like feature of the given types that fits in a ``width x height`` window.
 
-    For 19x19 and all five types this is 63,960 features, in skimage's order.
+    For 19x19 and the five basic types this is 63,960 features, in skimage's order.
 
     Parameters
     ----------
     width, height : int
         Window size.
     feature_types : str or sequence of str, optional
-        A subset of ``FEATURE_TYPES``; all five by default.
+        Types of ``ALL_FEATURE_TYPES``: the five basic ones (``FEATURE_TYPES``) by
+        default; ``ALL_FEATURE_TYPES`` adds the tilted ones, after the basic ones.
 
     Returns
     -------
@@ -164,15 +240,18 @@ def haar_feature_pool(width: int = 19, height: int = 19,
     63960
     >>> len(haar_feature_pool(4, 4, "type-2-x"))   # two rectangles side by side
     40
+    >>> pool = haar_feature_pool(24, 24, ALL_FEATURE_TYPES)   # OpenCV's "-mode ALL" tilted
+    >>> len(pool), int(pool.tilted.sum())
+    (213536, 51200)
     """
     if feature_types is None:
         feature_types = FEATURE_TYPES
     elif isinstance(feature_types, str):
         feature_types = (feature_types,)
-    unknown = set(feature_types) - set(FEATURE_TYPES)
+    unknown = set(feature_types) - set(ALL_FEATURE_TYPES)
     if unknown:
         raise ValueError(f"unknown feature type(s) {sorted(unknown)}; "
-                         f"choose from {FEATURE_TYPES}")
+                         f"choose from {ALL_FEATURE_TYPES}")
     if width < 1 or height < 1:
         raise ValueError("window size must be positive")
     return _cached_pool(int(width), int(height), tuple(feature_types))

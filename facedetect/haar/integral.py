@@ -2,7 +2,8 @@
 
 With the zero padding, the sum of the rectangle with top-left corner ``(x, y)``, width ``w``
 and height ``h`` is ``ii[y+h, x+w] - ii[y, x+w] - ii[y+h, x] + ii[y, x]`` with no special
-case at the border.
+case at the border. The tilted integral image (:func:`tilted_integral_image`) does the same
+for rectangles turned by 45 degrees.
 """
 
 from __future__ import annotations
@@ -43,6 +44,41 @@ def integral_image(images: np.ndarray, dtype=np.int64) -> np.ndarray:
     np.cumsum(out, axis=-2, out=out)
     np.cumsum(out, axis=-1, out=out)
     return out
+
+
+def tilted_integral_image(images: np.ndarray) -> np.ndarray:
+    """OpenCV's tilted integral image (the third output of ``cv2.integral3``) of one image
+    or a stack: ``t[Y, X]`` is the sum of the pixels ``(x, y)`` with ``y < Y`` and
+    ``|x - X + 1| <= Y - 1 - y``, the triangle above pixel ``(X - 1, Y - 1)`` opening
+    upward at 45 degrees (Lienhart and Maydt's rotated summed-area table).
+
+    Parameters
+    ----------
+    images : (H, W) or (N, H, W) array
+        Grey images; uint8 is summed exactly in int64, anything else in float64.
+
+    Returns
+    -------
+    (H+1, W+1) or (N, H+1, W+1) int64 (uint8 input) or float64 array
+
+    Examples
+    --------
+    >>> t = tilted_integral_image(np.ones((3, 3), np.uint8))
+    >>> t[2].tolist()   # t[2, 1]: pixels (0, 0) and (1, 0) of row 0, (0, 1) of row 1
+    [1, 3, 4, 3]
+    """
+    import cv2
+    images = np.asarray(images)
+    if images.ndim not in (2, 3):
+        raise ValueError(f"expected a 2-D image or a 3-D stack, got shape {images.shape}")
+    exact = images.dtype == np.uint8
+    stack = images.reshape(-1, *images.shape[-2:])
+    out = np.empty((len(stack), stack.shape[1] + 1, stack.shape[2] + 1),
+                   np.int64 if exact else np.float64)
+    for k, image in enumerate(stack):
+        source = np.ascontiguousarray(image if exact else image.astype(np.float64))
+        out[k] = cv2.integral3(source, sdepth=cv2.CV_64F)[2]
+    return out.reshape(*images.shape[:-2], *out.shape[1:])
 
 
 def squared_integral_image(images: np.ndarray) -> np.ndarray:

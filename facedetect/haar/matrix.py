@@ -2,7 +2,8 @@
 
 Each Haar feature is a fixed linear combination of at most 9 integral-image corners, so the
 whole pool is one sparse matrix ``M`` of shape ``(n_features, (H+1)*(W+1))`` and the matrix
-of raw values is ``M @ II`` with ``II`` the stacked, flattened integral images. The product
+of raw values is ``M @ II`` with ``II`` the stacked, flattened integral images (followed by
+the tilted integral images when the pool has tilted features). The product
 runs in a numba kernel, parallel over features, one chunk of windows at a time so that the
 working memory stays under the caller's bound.
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
 from ..progress import progress_bar
 
 from .features import HaarFeaturePool
-from .integral import integral_image, normalization_factors, squared_integral_image
+from .integral import (integral_image, normalization_factors, squared_integral_image,
+                       tilted_integral_image)
 
 DEFAULT_WORKING_MEMORY = 256 * 2**20
 # Windows per chunk: 1,024 flattened 19x19 integral images in float32 take 1.6 MB, about
@@ -127,10 +130,13 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
     bytes_per_window = n_corners * (4 + 4 + 8 + 8)
     chunk = int(max(1, min(n_windows, CACHE_CHUNK, working_memory // bytes_per_window)))
     starts = range(0, n_windows, chunk)
-    for start in progress_bar(starts, desc="Haar features", unit="chunk", disable=not progress,
-                      leave=False):
+    tilted = n_corners > (pool.height + 1) * (pool.width + 1)
+    for start in progress_bar(starts, desc="Haar features", unit="chunk",
+                              disable=not progress, leave=False):
         block = windows[start:start + chunk]
-        ii = integral_image(block).reshape(len(block), n_corners)
+        ii = integral_image(block).reshape(len(block), -1)
+        if tilted:   # the tilted integral's corners follow the upright ones
+            ii = np.hstack([ii, tilted_integral_image(block).reshape(len(block), -1)])
         ii_t = np.ascontiguousarray(ii.T, dtype=np.float32)
         scale = window_scales(block, normalize)
         _apply_linear_map(indptr, indices, data, ii_t, scale, out, start)

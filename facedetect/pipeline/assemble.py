@@ -44,13 +44,17 @@ def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = 
 
 
 def haar_features(pool_index, pool, training: dict | None = None) -> dict:
-    """A model file's ``features`` section: each stump's rectangles in ``pool``, and the
-    framing of the face in the window where ``training`` sets one (the detector's box
-    mapping reads it here, never in the training record)."""
+    """A model file's ``features`` section: each stump's rectangles in ``pool`` (and which
+    are tilted, where any is), and the framing of the face in the window where
+    ``training`` sets one (the detector's box mapping reads it here, never in the
+    training record)."""
     rects = [pool.feature(int(f)) for f in pool_index]
     section = {"kind": "haar", "window": [pool.width, pool.height],
                "normalization": "opencv-variance", "pool_index": [int(f) for f in pool_index],
                "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
+    tilted = [int(pool.tilted[int(f)]) for f in pool_index]
+    if any(tilted):   # files of the basic pool stay as they were
+        section["tilted"] = tilted
     framing = ((training or {}).get("config") or {}).get("framing")
     if framing is not None:
         section["framing"] = float(framing)

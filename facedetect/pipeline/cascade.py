@@ -102,7 +102,8 @@ class _HeldValues:
     def __call__(self, feature: int) -> np.ndarray:
         if feature not in self.cache:
             self.cache[feature] = haar_values(self.windows, [self.pool.feature(feature)],
-                                              (self.pool.width, self.pool.height))[:, 0]
+                                              (self.pool.width, self.pool.height),
+                                              tilted=[self.pool.tilted[feature]])[:, 0]
         return self.cache[feature]
 
 

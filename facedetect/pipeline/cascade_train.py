@@ -28,7 +28,8 @@ from .bootstrap import NegativeSet
 from .cascade_checkpoint import load_cascade_checkpoint
 from .cascade import (StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
-from .config import TrainConfig, check_config, check_data, split_indices, training_windows
+from .config import (TrainConfig, check_config, check_data, feature_types, split_indices,
+                     training_windows)
 from .settings import (DEFAULT_MEMORY_GB, DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig,
                        RunOptions)
 from .storage import FeatureSource, memory_bytes
@@ -211,7 +212,7 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
         run_config["faces_sha256"] = faces.fingerprint
     checkpoint = options.checkpoint or (Path(str(out) + ".checkpoint.json") if out else None)
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
-    run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window),
+    run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window, feature_types(config)),
                       run_config, checkpoint,
                       FeatureSource(memory, client=options.client, shards=options.shards),
                       progress, options)

@@ -64,6 +64,10 @@ class TrainConfig:
     window, framing : (int, int) or None, float or None
         The window (width, height) and how many eye distances wide it frames a face
         (None: the recipe's, :func:`resolved_window`).
+    tilted : bool or None
+        Add Lienhart and Maydt's tilted features (OpenCV's ``-mode ALL``) to the five
+        basic types (None: with faces from the wild, :func:`resolved_window`; a cascade's
+        None is off).
     bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
         Hard-negative bootstrapping (see the comments below).
 
@@ -114,6 +118,10 @@ class TrainConfig:
     # faces from the wild, CBCL's 19x19 at 1.75 without (measured: docs/detector-training.md).
     window: tuple[int, int] | None = None
     framing: float | None = None
+    # Tilted features beside the five basic types; None: with faces from the wild (the
+    # photograph recipe: measured, docs/detector-training.md), not on CBCL alone, whose
+    # experiments keep the paper's pool.
+    tilted: bool | None = None
     # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
     # scoring above ``threshold`` on the negative pictures.
     bootstrap_rounds: int = 4
@@ -149,9 +157,9 @@ class TrainConfig:
 
 
 def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
-    """``config`` with its window and framing filled in (the recipe's where None), refused
-    where no training face fits them: CBCL's faces span 1.75 eye distances, so a window
-    framing more of the head needs faces from the wild.
+    """``config`` with its window, framing and feature pool filled in (the recipe's where
+    None), refused where no training face fits them: CBCL's faces span 1.75 eye
+    distances, so a window framing more of the head needs faces from the wild.
 
     Examples
     --------
@@ -160,6 +168,8 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     ((19, 19), 1.75)
     >>> resolved_window(TrainConfig(window=(20, 20)), wild_faces=True).framing
     2.2
+    >>> config.tilted, resolved_window(TrainConfig(), wild_faces=True).tilted
+    (False, True)
     """
     window = tuple(config.window or (WILD_WINDOW if wild_faces else (CBCL_WINDOW,) * 2))
     if window[0] != window[1]:
@@ -170,7 +180,15 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
         raise FacedetectError(f"a window framing {framing!r} eye distances needs faces from "
                               f"the wild: CBCL's faces span {FRAMING:g} (use a 19x19 window "
                               "or give the faces)")
-    return replace(config, window=window, framing=float(framing))
+    tilted = wild_faces if config.tilted is None else config.tilted
+    return replace(config, window=window, framing=float(framing), tilted=bool(tilted))
+
+
+def feature_types(config: TrainConfig) -> tuple[str, ...]:
+    """The Haar feature types a run trains on: the five basic ones, and the tilted ones
+    where ``config.tilted`` (None counts as off)."""
+    from ..haar.features import ALL_FEATURE_TYPES, FEATURE_TYPES
+    return ALL_FEATURE_TYPES if config.tilted else FEATURE_TYPES
 
 
 def trains_cbcl_faces(config: TrainConfig) -> bool:
@@ -278,7 +296,8 @@ FIELD_LIMITS = {
 }
 FIELD_CHOICES = {"algorithm": ALGORITHM_CHOICES, "selection": ("root", "loss"),
                  "calibration": CALIBRATIONS, "threshold_rule": tuple(THRESHOLD_RULES)}
-FIELD_FLAGS = ("balanced", "mirror", "exact")
+FIELD_FLAGS = ("balanced", "mirror", "exact", "tilted")
+OPTIONAL_FLAGS = ("tilted",)   # None: the recipe chooses
 
 
 def check_field(name: str, value):
@@ -300,6 +319,8 @@ def check_field(name: str, value):
                                    f"{', '.join(FIELD_CHOICES[name])}, got {value!r}", name)
         return value
     if name in FIELD_FLAGS:
+        if value is None and name in OPTIONAL_FLAGS:
+            return None
         if not isinstance(value, (bool, np.bool_)):
             raise InvalidParameter(f"{name} must be True or False, got {value!r}", name)
         return bool(value)

@@ -26,7 +26,7 @@ from ..training.boosting import TrainingState
 from .augment import degraded_negatives
 from .assemble import Split, assemble_model, with_image_point
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
-from .config import (TrainConfig, calibration_indices, calibrates_on_wild_faces,
+from .config import (TrainConfig, calibration_indices, calibrates_on_wild_faces, feature_types,
                      split_indices, training_windows, trains_cbcl_faces)
 from .plan import FIND, TrainPlan, plan_training
 from .run import Run, boost_stage, estimator_from_state, mine_stage
@@ -210,7 +210,7 @@ def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
     memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
-    return Run(config, run_config, haar_feature_pool(*config.window), checkpoint,
+    return Run(config, run_config, haar_feature_pool(*config.window, feature_types(config)), checkpoint,
                options.checkpoint_every, progress, options.log,
                FeatureSource(memory, config.uses_exact, options.client, options.shards),
                negatives,
