@@ -192,3 +192,21 @@ def test_the_tilted_flag_and_field_agree():
         assert parser.parse_args(["train", *flags]).tilted is expected
     with pytest.raises(FacedetectError, match="tilted"):
         check_config(TrainConfig(tilted="yes"))
+
+
+def test_a_staged_tilted_model_keeps_each_stumps_tilt(tilted_model, astronaut):
+    # The OpenCV export's stages repeat the first stumps (cumulative stages): each copy
+    # keeps its feature's tilt, and the staged model scans as its windows score.
+    from facedetect.detector.scan import LevelScanner
+    from facedetect.detector.staging import staged_model
+    level = cv2.resize(astronaut, (90, 90), interpolation=cv2.INTER_AREA)
+    shape = tilted_model.window[::-1]
+    patches = np.lib.stride_tricks.sliding_window_view(level, shape).reshape(-1, *shape)
+    threshold = float(np.quantile(tilted_model.decision_function(patches), 0.9))
+    staged = staged_model(tilted_model, threshold, cuts=(4, 8))
+    order = np.concatenate([np.arange(4), np.arange(8), np.arange(tilted_model.n_stumps)])
+    np.testing.assert_array_equal(staged.tilted, tilted_model.tilted[order])
+    expected = staged.decision_function(patches)
+    xs, ys, scores = LevelScanner(staged, threshold, pruning=False).scan(level, step=1)
+    assert len(scores) == int((expected > threshold).sum()) > 0
+    np.testing.assert_array_equal(np.sort(scores), np.sort(expected[expected > threshold]))
