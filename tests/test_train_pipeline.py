@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -74,6 +75,7 @@ def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, mo
         calls["n"] += 1
         if calls["n"] == 6:
             raise KeyboardInterrupt
+        time.sleep(0.3)   # a run long enough that its seconds tell the parts apart
         return original(self, *args)
 
     monkeypatch.setattr(AdaBoostDB, "_boost_once", interrupted)
@@ -82,12 +84,17 @@ def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, mo
         train_detector(config, data, out=out, progress=False,
                        options=RunOptions(checkpoint_every=2))
     assert (tmp_path / "resumed.json.checkpoint.json").exists() and not out.exists()
+    saved = json.loads((tmp_path / "resumed.json.checkpoint.json").read_text())["seconds"]
     monkeypatch.setattr(AdaBoostDB, "_boost_once", original)
-    resumed = train_detector(config, data, out=out, resume=True, progress=False).model
+    resumed = train_detector(config, data, out=out, resume=True, progress=False)
     for key in ("thresholds", "polarities", "alphas"):
-        assert getattr(resumed, key).tobytes() == getattr(whole, key).tobytes()
-    assert resumed.rects == whole.rects
+        assert getattr(resumed.model, key).tobytes() == getattr(whole, key).tobytes()
+    assert resumed.model.rects == whole.rects
     assert not (tmp_path / "resumed.json.checkpoint.json").exists()
+    # The model records the whole training's seconds, the interrupted part's included.
+    assert saved >= 1.5
+    assert resumed.model.document["training"]["seconds"] == round(resumed.seconds, 2)
+    assert resumed.seconds >= saved
 
 
 def test_resume_refuses_a_checkpoint_of_other_settings(small_cbcl, tmp_path,

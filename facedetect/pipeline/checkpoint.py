@@ -26,6 +26,7 @@ from ..atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
 from ..files import read_bounded
 from ..model_file import digest, parse_json
+from ..model_schema import is_finite
 from ..training.boosting import TrainingState
 from .bootstrap import MINING_PYRAMID, MiningState
 
@@ -44,6 +45,9 @@ class RunState:
     extra: np.ndarray = field(default_factory=lambda: np.empty((0, 19, 19), np.uint8))
     boosting: TrainingState | None = None   # this stage's boosting, finished or not
     mining: MiningState | None = None       # set once this stage's boosting is done
+    # Seconds the run had spent when this state was saved, over every resume: a resumed
+    # run's model records the whole training's time, not its last part's.
+    seconds: float = 0.0
 
 
 def _windows_path(path: Path, sha256: str | None = None) -> Path:
@@ -84,6 +88,7 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
     state = run.boosting
     document = {"format": FORMAT, "version": VERSION, "config": config, "stage": run.stage,
                 "pyramid": MINING_PYRAMID, "windows_sha256": sha256,
+                "seconds": round(float(run.seconds), 3),
                 "boosting": None if state is None else {
                     "weights": state.weights.tolist(), "log_acc_pos": state.log_acc_pos,
                     "log_acc_neg": state.log_acc_neg, "stumps": state.stumps,
@@ -161,8 +166,10 @@ def load_checkpoint(path, config: dict) -> RunState:
     try:
         with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
             extra, mined = arrays["extra"], arrays["mined"]
+        seconds = document.get("seconds", 0.0)   # absent from older checkpoints
         return RunState(int(document["stage"]), extra, _boosting(document["boosting"]),
-                        _mining(document["mining"], mined))
+                        _mining(document["mining"], mined),
+                        float(seconds) if is_finite(seconds, 0.0, 1e9) else 0.0)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise FacedetectError(f"{path}: damaged checkpoint ({str(error)[:80]})") from None
 

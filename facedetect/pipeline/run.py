@@ -43,6 +43,14 @@ class Run:
     warn: object
     feature_seconds: float = 0.0
     stages: list = field(default_factory=list)
+    # When this process started the run, and the seconds earlier processes spent on it
+    # (a resumed run's checkpoint says): the run's time is their sum.
+    started: float = field(default_factory=time.perf_counter)
+    seconds_before: float = 0.0
+
+    def seconds(self) -> float:
+        """Seconds spent on the run so far, over every resume."""
+        return self.seconds_before + time.perf_counter() - self.started
 
     def stage_name(self, stage: int) -> str:
         total = self.config.bootstrap_rounds + 1
@@ -50,6 +58,7 @@ class Run:
 
     def save(self, state: RunState) -> None:
         if self.checkpoint is not None:
+            state.seconds = self.seconds()
             save_checkpoint(self.checkpoint, state, self.run_config)
 
     def interrupted(self, state: RunState, what: str):

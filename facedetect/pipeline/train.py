@@ -152,6 +152,7 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     run = _new_run(config, cbcl, negatives, faces, out, progress, options)
     state = (load_checkpoint(run.checkpoint, run.run_config) if resume
              else RunState(extra=np.empty((0, *config.window[::-1]), np.uint8)))
+    run.started, run.seconds_before = start, state.seconds
     final_rounds = config.rounds_at(state.stage)
     if state.boosting is not None and len(state.boosting.alphas) > final_rounds:
         state.boosting = _first_rounds(state.boosting, final_rounds)
@@ -183,7 +184,7 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     if negatives is not None and negatives.calibration and config.bootstrap_rounds:
         model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
                                  train_faces=base[0][base[1] == 1])
-    seconds = time.perf_counter() - start
+    seconds = run.seconds()
     document = copy.deepcopy(model.document)
     document["training"]["seconds"] = round(seconds, 2)
     if wild is not None:

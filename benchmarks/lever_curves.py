@@ -1,0 +1,89 @@
+"""Levers compared at equal false alarms: each model's recall on the held-out wild crops
+(MTFL + Caltech) against its false alarms per megapixel on the held-out face-free
+pictures, over a range of thresholds around its own image operating point.
+
+A lever that finds more crops at its own operating point may only have moved along its
+curve (a lower threshold finds more faces and raises more alarms); the curves tell a
+better detector from a looser one. Both sets are held out from training and
+calibration: this compares levers, it chooses no operating point.
+
+Run: ``python -m benchmarks.lever_curves MODEL ... [--label lever_curves]``
+(``$FACEDETECT_FACES`` and ``$FACEDETECT_NEGATIVES`` as the user sets them).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from .common import machine, wild_data, write_results
+
+OFFSETS = (-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)   # from each model's own threshold
+ALARM_LEVELS = (0.25, 0.3, 0.35, 0.4, 0.45)           # where the curves are compared
+
+
+def curve(path: str, held, pictures) -> dict:
+    """``{threshold, recall, alarms}`` lists for one model over ``OFFSETS``."""
+    import facedetect
+    from facedetect.detector.multiscale import detect_faces, params_for
+    from facedetect.images import read_grey
+    from facedetect.pipeline.wild import crop_recall
+
+    from .wild_detectors import COMPARED, pooled
+    model = facedetect.load_model(path)
+    greys = [read_grey(p) for p in pictures]
+    megapixels = sum(g.size for g in greys) / 1e6
+    own = params_for(model).threshold
+    rows = {"threshold": [], "recall": [], "alarms": []}
+    for offset in OFFSETS:
+        params = params_for(model, threshold=own + offset)
+        # every held-out crop, as benchmarks.levers scores them (the box-width limit is
+        # the median over all of them), pooled over MTFL and Caltech
+        found = crop_recall(lambda crop: detect_faces(crop, model, params).boxes, held)
+        alarms = sum(len(detect_faces(g, model, params).boxes) for g in greys) / megapixels
+        rows["threshold"].append(own + offset)
+        rows["recall"].append(pooled(found._asdict()["by_source"], COMPARED))
+        rows["alarms"].append(alarms)
+        print(path, f"{own + offset:.2f}", f"{rows['recall'][-1]:.3f}", f"{alarms:.3f}",
+              flush=True)
+    return rows
+
+
+def recall_at(rows: dict, alarms: float) -> float | None:
+    """Recall at ``alarms`` false alarms per Mpx, read off the curve linearly (None
+    outside the range measured)."""
+    order = np.argsort(rows["alarms"])
+    x, y = np.asarray(rows["alarms"])[order], np.asarray(rows["recall"])[order]
+    if not x[0] <= alarms <= x[-1]:
+        return None
+    return float(np.interp(alarms, x, y))
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--label", default="lever_curves")
+    args = parser.parse_args(argv)
+    import facedetect
+    from facedetect.pipeline.wild import heldout_faces
+    faces, pictures = wild_data(None)
+    held = heldout_faces(facedetect.load_model(args.models[0]), faces)
+    results = {"machine": machine(), "offsets": OFFSETS,
+               "curves": {path: curve(path, held, pictures) for path in args.models}}
+    lines = [f"# Levers at equal false alarms ({args.label})\n",
+             f"Machine: {results['machine']}. Held-out MTFL + Caltech crops found, at the "
+             "threshold where the held-out face-free pictures raise the given false alarms "
+             "per megapixel (read off each model's curve).\n",
+             "| model | " + " | ".join(f"{a:g} FA/Mpx" for a in ALARM_LEVELS) + " |",
+             "|---" * (len(ALARM_LEVELS) + 1) + "|"]
+    for path, rows in results["curves"].items():
+        cells = [recall_at(rows, a) for a in ALARM_LEVELS]
+        lines.append(f"| {path} | " + " | ".join("-" if c is None else f"{c:.3f}"
+                                                for c in cells) + " |")
+    write_results(args.label, results, "\n".join(lines) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    main()
