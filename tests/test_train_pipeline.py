@@ -528,3 +528,25 @@ def test_a_kill_between_the_checkpoint_files_leaves_a_pair_that_resumes(tmp_path
     assert len(list(tmp_path.glob("m.json.checkpoint.json.*.npz"))) == 1   # the old one gone
     checkpoint.remove_checkpoint(path)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("where", ["reading", "cutting"])
+def test_an_interrupt_before_training_says_there_is_nothing_to_resume(small_cbcl, tmp_path,
+                                                                      monkeypatch, where):
+    # Ctrl-C while the data is read (a wild-faces run reads 26,980 images first) or the
+    # windows are cut: no checkpoint exists yet, and the message says so rather than a bare
+    # "interrupted" (from the command line: one line, exit 130, as any interrupt).
+    from facedetect.errors import InterruptedRun
+    from facedetect.pipeline import plan as plan_module, train as train_module
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+    if where == "reading":
+        monkeypatch.setattr(plan_module, "_cbcl", interrupt)
+    else:
+        monkeypatch.setattr(train_module, "training_windows", interrupt)
+    with pytest.raises(InterruptedRun, match="nothing to resume") as error:
+        train_detector(plain_config((1, 1), 3), small_cbcl, out=tmp_path / "m.json",
+                       progress=False)
+    assert ("reading the data" if where == "reading" else "cutting") in str(error.value)
+    assert not list(tmp_path.glob("m.json*checkpoint*"))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import load_cbcl
-from ..errors import FacedetectError, InvalidParameter
+from ..errors import FacedetectError, InterruptedRun, InvalidParameter
 from .bootstrap import NegativeSet
 from .config import (TrainConfig, calibration_indices, check_config, check_data,
                      resolved_window, split_indices, trains_cbcl_faces)
@@ -76,6 +76,12 @@ class TrainPlan:
                 f"({held:,} held out) {joined}; --no-wild-faces trains on CBCL's only")
 
 
+# An interrupt before the first checkpoint: nothing to resume, and the message says so
+# (a later one says where its checkpoint is).
+BEFORE_TRAINING = ("interrupted while {what}, before training started: nothing was saved "
+                   "and there is nothing to resume; run the same command again")
+
+
 def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
                   negatives=FIND, warn=None, progress: bool = False) -> TrainPlan:
     """Resolve a run: check ``config``, find and check the data, fill in the window and
@@ -118,13 +124,16 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
                                "config")
     check_config(config)
     warn = warn or (lambda line: print(line, file=sys.stderr))
-    cbcl = _cbcl(data)
-    check_data(cbcl)
-    # the split first: it needs no window, and a bad one is refused before data is sought
-    train, held = split_indices(cbcl.labels, config)
-    train, calibration = calibration_indices(cbcl.labels, train, config)
-    negatives = _negatives(negatives, config, warn)
-    faces = _faces(faces, warn, progress)
+    try:
+        cbcl = _cbcl(data)
+        check_data(cbcl)
+        # the split first: it needs no window, and a bad one is refused before data is sought
+        train, held = split_indices(cbcl.labels, config)
+        train, calibration = calibration_indices(cbcl.labels, train, config)
+        negatives = _negatives(negatives, config, warn)
+        faces = _faces(faces, warn, progress)
+    except KeyboardInterrupt:
+        raise InterruptedRun(BEFORE_TRAINING.format(what="reading the data")) from None
     config = resolved_window(config, faces is not None)
     if (config.grain or config.posterize) and (faces is None or not config.bootstrap_rounds):
         # Grain and levels go on the wild faces and the mined negatives together: on one

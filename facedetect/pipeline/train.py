@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data.cbcl import framed_windows
 from ..detector.model import HaarDetectorModel
-from ..errors import FacedetectError, InvalidParameter
+from ..errors import FacedetectError, InterruptedRun, InvalidParameter
 from ..model_file import reseal
 from ..haar import haar_feature_pool
 from ..training.boosting import TrainingState
@@ -28,7 +28,7 @@ from .assemble import Split, assemble_model, with_image_point
 from .checkpoint import RunState, load_checkpoint, remove_checkpoint
 from .config import (TrainConfig, calibration_indices, calibrates_on_wild_faces, feature_types,
                      split_indices, training_windows, trains_cbcl_faces)
-from .plan import FIND, TrainPlan, plan_training
+from .plan import BEFORE_TRAINING, FIND, TrainPlan, plan_training
 from .run import Run, boost_stage, estimator_from_state, mine_stage
 from .settings import DEFAULT_MEMORY_GB, RunOptions
 from .storage import FeatureSource, memory_bytes
@@ -156,25 +156,13 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     final_rounds = config.rounds_at(state.stage)
     if state.boosting is not None and len(state.boosting.alphas) > final_rounds:
         state.boosting = _first_rounds(state.boosting, final_rounds)
-    framed = replace(cbcl, images=framed_windows(cbcl.images, cbcl.labels, config.window,
-                                                 config.framing))
-    # CBCL's faces are cut 1.75 eye distances wide: a looser window would be mostly
-    # reflected border, so they then only measure (measured:
-    # docs/detector-training.md).
-    boosted = train if trains_cbcl_faces(config) else train[cbcl.labels[train] == 0]
-    base = training_windows(framed.images[boosted], cbcl.labels[boosted], config.mirror,
-                            config.jitter, config.seed)
-    held_faces = framed.images[held[cbcl.labels[held] == 1]]
-    wild = None
-    if faces is not None:
-        # A window only the wild faces fill is calibrated on wild faces held back from
-        # boosting, not on CBCL's faces cut tighter than it.
-        wild = split_wild_faces(faces, config.window, config.mirror, config.jitter,
-                                config.seed, config.grain, config.posterize, config.framing,
-                                calibrate=calibrates_on_wild_faces(config))
-        base = (np.concatenate([base[0], wild.train]),
-                np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
-        held_faces = np.concatenate([held_faces, wild.heldout])
+    try:
+        framed, base, held_faces, wild = _training_faces(config, cbcl, faces, train, held)
+    except KeyboardInterrupt:
+        if resume:
+            raise run.interrupted(state, "while cutting the training windows") from None
+        raise InterruptedRun(BEFORE_TRAINING.format(what="cutting the training windows")) \
+            from None
     _check_faces_left(base[1], held_faces, wild, config, bool(
         negatives is not None and negatives.calibration and config.bootstrap_rounds))
     estimator, state, y = _boost_and_mine(run, base, state)
@@ -197,6 +185,31 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
             remove_checkpoint(run.checkpoint)
     return TrainResult(model, seconds, run.feature_seconds,
                        {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+
+
+def _training_faces(config: TrainConfig, cbcl, faces, train, held):
+    """``(CBCL framed at the window, (windows, labels) boosted on, held-out face windows,
+    the wild faces' split or None)``."""
+    framed = replace(cbcl, images=framed_windows(cbcl.images, cbcl.labels, config.window,
+                                                 config.framing))
+    # CBCL's faces are cut 1.75 eye distances wide: a looser window would be mostly
+    # reflected border, so they then only measure (measured:
+    # docs/detector-training.md).
+    boosted = train if trains_cbcl_faces(config) else train[cbcl.labels[train] == 0]
+    base = training_windows(framed.images[boosted], cbcl.labels[boosted], config.mirror,
+                            config.jitter, config.seed)
+    held_faces = framed.images[held[cbcl.labels[held] == 1]]
+    wild = None
+    if faces is not None:
+        # A window only the wild faces fill is calibrated on wild faces held back from
+        # boosting, not on CBCL's faces cut tighter than it.
+        wild = split_wild_faces(faces, config.window, config.mirror, config.jitter,
+                                config.seed, config.grain, config.posterize, config.framing,
+                                calibrate=calibrates_on_wild_faces(config))
+        base = (np.concatenate([base[0], wild.train]),
+                np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
+        held_faces = np.concatenate([held_faces, wild.heldout])
+    return framed, base, held_faces, wild
 
 
 def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
