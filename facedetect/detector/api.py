@@ -248,7 +248,7 @@ class Detector:
     >>> detector = Detector("default")
     >>> found = detector.detect(data.astronaut())
     >>> len(found) >= 1, [int(v) for v in found.boxes[found.scores.argmax()]]
-    (True, [158, 58, 132, 132])
+    (True, [159, 59, 130, 130])
     >>> len(detector.detect(data.astronaut(), threshold=1e6))   # a threshold no face reaches
     0
     """
@@ -390,7 +390,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> from skimage import data
     >>> found = detect(data.astronaut())
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [158, 58, 132, 132]
+    [159, 59, 130, 130]
     """
     detector = cached_detector(model, exact)
     params, scanner = detector.settings(**overrides)

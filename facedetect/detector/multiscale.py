@@ -99,7 +99,7 @@ class Detections:
     (4, True)
     >>> best = max(found, key=lambda face: face.score)   # one record per face
     >>> [int(v) for v in best.box]
-    [158, 58, 132, 132]
+    [159, 59, 130, 130]
     """
 
     boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
@@ -436,7 +436,7 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
     ...                      params_for(model))
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [158, 58, 132, 132]
+    [159, 59, 130, 130]
     """
     params = params or DetectionParams()
     if not checked:
