@@ -531,7 +531,7 @@ def test_a_kill_between_the_checkpoint_files_leaves_a_pair_that_resumes(tmp_path
 
 
 @pytest.mark.parametrize("where", ["reading", "cutting"])
-def test_an_interrupt_before_training_says_there_is_nothing_to_resume(small_cbcl, tmp_path,
+def test_an_interrupt_before_training_says_the_run_saved_nothing(small_cbcl, tmp_path,
                                                                       monkeypatch, where):
     # Ctrl-C while the data is read (a wild-faces run reads 26,980 images first) or the
     # windows are cut: no checkpoint exists yet, and the message says so rather than a bare
@@ -545,8 +545,33 @@ def test_an_interrupt_before_training_says_there_is_nothing_to_resume(small_cbcl
         monkeypatch.setattr(plan_module, "_cbcl", interrupt)
     else:
         monkeypatch.setattr(train_module, "training_windows", interrupt)
-    with pytest.raises(InterruptedRun, match="nothing to resume") as error:
+    with pytest.raises(InterruptedRun, match="this run saved nothing") as error:
         train_detector(plain_config((1, 1), 3), small_cbcl, out=tmp_path / "m.json",
                        progress=False)
     assert ("reading the data" if where == "reading" else "cutting") in str(error.value)
     assert not list(tmp_path.glob("m.json*checkpoint*"))
+
+
+def test_a_checkpoint_from_before_tilted_features_resumes(small_cbcl, tmp_path,
+                                                          interrupt_after_two_rounds):
+    # Checkpoints written before the tilted field existed trained on the basic pool: they
+    # resume as tilted=False runs (and are refused as different settings with --tilted).
+    from facedetect.model_file import digest
+    data = load_cbcl(small_cbcl)
+    out = tmp_path / "m.json"
+    with pytest.raises(FacedetectError, match="interrupted"):
+        train_detector(plain_config((1, 10), 5), data, out=out, progress=False)
+    checkpoint = tmp_path / "m.json.checkpoint.json"
+    document = json.loads(checkpoint.read_text())
+    assert document["config"].pop("tilted") is False
+    document.pop("sha256")
+    document["sha256"] = digest(document)
+    checkpoint.write_text(json.dumps(document))
+    interrupt_after_two_rounds()
+    with pytest.raises(FacedetectError, match="different settings \\(tilted\\)"):
+        train_detector(plain_config((1, 10), 5, tilted=True), data, out=out, resume=True,
+                       progress=False)
+    resumed = train_detector(plain_config((1, 10), 5), data, out=out, resume=True,
+                             progress=False).model
+    whole = train_detector(plain_config((1, 10), 5), data, progress=False).model
+    assert resumed.alphas.tobytes() == whole.alphas.tobytes()

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..errors import FacedetectError
 from ..model_file import load_document
 from ..model_schema import is_finite, is_int, is_list
+from .checkpoint import saved_config
 
 # Each record's fields, and the check each must pass.
 _RATE = lambda v: is_finite(v, 0.0, 1.0)                       # noqa: E731
@@ -72,7 +73,7 @@ def load_cascade_checkpoint(path, run_config: dict, n_features: int):
         raise FacedetectError(f"{path}: no checkpoint to resume from")
     document = load_document(path)          # the model schema, behind the SHA-256
     training = document.get("training", {})
-    if training.get("config") != run_config:
+    if saved_config(training.get("config"), run_config) != run_config:
         raise FacedetectError(f"{path}: the checkpoint was written with other settings "
                               "or data; train again without --resume")
     stages = document.get("stages")

@@ -197,8 +197,8 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     options = options or RunOptions()
     check_config(config)
     # A cascade's faces are not grained nor posterised, so its record says none whatever
-    # the one-stage recipe's default is.
-    config = replace(config, grain=0.0, posterize=0.0)
+    # the one-stage recipe's default is; its pool is the basic one unless tilted is asked.
+    config = replace(config, grain=0.0, posterize=0.0, tilted=bool(config.tilted))
     cascade.check()
     options.check()
     if negatives is None or not negatives.mining:

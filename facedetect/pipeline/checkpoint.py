@@ -115,7 +115,16 @@ def remove_checkpoint(path) -> None:
         temp.unlink(missing_ok=True)
 
 
+def saved_config(saved, config: dict):
+    """A checkpoint's config as this version writes ``config``: one saved before the
+    ``tilted`` field existed trained on the basic pool (``tilted`` False)."""
+    if isinstance(saved, dict) and "tilted" in config and "tilted" not in saved:
+        return {**saved, "tilted": False}
+    return saved
+
+
 def _differences(saved: dict, config: dict) -> list[str]:
+    saved = saved_config(saved, config)
     return sorted(k for k in set(saved) | set(config)
                   if k != "rounds" and saved.get(k) != config.get(k))
 

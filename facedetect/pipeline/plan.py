@@ -76,10 +76,10 @@ class TrainPlan:
                 f"({held:,} held out) {joined}; --no-wild-faces trains on CBCL's only")
 
 
-# An interrupt before the first checkpoint: nothing to resume, and the message says so
-# (a later one says where its checkpoint is).
-BEFORE_TRAINING = ("interrupted while {what}, before training started: nothing was saved "
-                   "and there is nothing to resume; run the same command again")
+# An interrupt before this run's first checkpoint: it saved nothing, and the message says
+# so (a later one says where its checkpoint is; a checkpoint an earlier run left is kept).
+BEFORE_TRAINING = ("interrupted while {what}, before training started: this run saved "
+                   "nothing; run the same command again")
 
 
 def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
