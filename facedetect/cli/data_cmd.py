@@ -68,11 +68,20 @@ def _info_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _none_found(what: str, flag: str, variable: str, name: str, without: str) -> None:
+    """One line: the set was not found, every place looked (as the search looks), and
+    what training does without it."""
+    from ..data.locate import search_places
+    looked = [flag, f"${variable}"] + [reason for reason, _ in
+                                       search_places(None, flag, variable, name)
+                                       if not reason.startswith("$")]
+    print(f"{what}: none found ({', '.join(looked)}); {without}")
+
+
 def _print_faces(faces: dict | None) -> None:
     if faces is None:
-        print("faces from the wild: none found (--faces, $FACEDETECT_FACES, ./data/faces, "
-              "user cache); training then uses CBCL's 19x19 faces")
-        return
+        return _none_found("faces from the wild", "--faces", "FACEDETECT_FACES", "faces",
+                           "training then uses CBCL's 19x19 faces")
     print(f"faces from the wild: {faces['folder']}")
     print(f"  faces.csv sha256: {faces['csv_sha256']}")
     by_source = ", ".join(f"{name} {count:,}" for name, count in faces["by_source"].items())
@@ -81,9 +90,8 @@ def _print_faces(faces: dict | None) -> None:
 
 def _print_negatives(negatives: dict | None) -> None:
     if negatives is None:
-        print("face-free pictures: none found (--negatives, $FACEDETECT_NEGATIVES, "
-              "./data/negatives, user cache); training then mines scikit-image's 16 pictures")
-        return
+        return _none_found("face-free pictures", "--negatives", "FACEDETECT_NEGATIVES",
+                           "negatives", "training then mines scikit-image's 16 pictures")
     print(f"face-free pictures: {negatives['folder']}")
     print(f"  {negatives['pictures']:,} pictures, {negatives['bytes'] / 2**20:,.1f} MiB: "
           f"{negatives['mining']:,} mined, {negatives['calibration']:,} set the operating "

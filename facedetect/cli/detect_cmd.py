@@ -194,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    configure(subparsers.add_parser("detect", help="find faces in images: print their boxes or draw them"))
+    configure(subparsers.add_parser(
+        "detect", help="find faces in images: print their boxes or draw them"))
 
 
 def main(argv=None) -> int:

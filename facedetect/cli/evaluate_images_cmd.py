@@ -140,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
             params = replace(params, step=1)
         scanner = LevelScanner(model, low - params.neighbor_margin, pruning=False,
                                like_opencv=params.step == "auto", decision_threshold=low)
-    bar = (lambda items: progress_bar(items, desc="scanning", unit="image")) if not args.quiet else None
+    bar = (None if args.quiet
+           else lambda items: progress_bar(items, desc="scanning", unit="image"))
     results = scan_dataset(images, scanner, params, read_grey, bar)
     scale, shift = box_mapping(model)   # the model's own: a --positives cascade's is 1, 0
     if args.calibrate:

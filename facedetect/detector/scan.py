@@ -22,6 +22,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ..haar.features import corner_weights
 from ._scan_kernels import (
     _integrals,
     _scan_rows,
@@ -118,20 +119,18 @@ def _cascade_levels(model, threshold: float, early_rejection: bool) -> np.ndarra
 def _corner_offsets(rects: np.ndarray, stride: int, tilted=None,
                     tilted_start: int = 0) -> np.ndarray:
     """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
-    top-left corner, in an integral image with rows ``stride`` long: top-left, top-right,
-    bottom-left, bottom-right, so that the kernels' ``d - b - c + a`` is the rectangle's
-    sum. A tilted stump's corners (``tilted``) are in the tilted integral image, which
-    follows the upright one at ``tilted_start``: its top, left, right and bottom corners
-    (OpenCV's ``CV_TILTED_OFFSETS``)."""
-    x, y, w, h = (rects[..., k] for k in range(4))
-    upright = np.stack([y * stride + x, y * stride + x + w, (y + h) * stride + x,
-                        (y + h) * stride + x + w], axis=-1).astype(np.int64)
+    top-left corner, in an integral image with rows ``stride`` long, in the order of
+    :func:`~facedetect.haar.features.corner_weights` (the kernels add ``a - b - c + d``).
+    A tilted stump's corners (``tilted``) are in the tilted integral image, which follows
+    the upright one at ``tilted_start``."""
+    rect = tuple(rects[..., k] for k in range(4))
+    upright = np.stack([cy * stride + cx for cx, cy, _ in corner_weights(rect, False)],
+                       axis=-1).astype(np.int64)
     if tilted is None or not np.any(tilted):
         return upright
     turned = tilted_start + np.stack(
-        [y * stride + x, (y + h) * stride + x - h, (y + w) * stride + x + w,
-         (y + w + h) * stride + x + w - h], axis=-1).astype(np.int64)
-    return np.where(np.asarray(tilted, bool)[:, None, None], turned, upright)
+        [cy * stride + cx for cx, cy, _ in corner_weights(rect, True)], axis=-1)
+    return np.where(np.asarray(tilted, bool)[:, None, None], turned, upright).astype(np.int64)
 
 
 # The row and window kernels come in two builds (:mod:`._scan_kernels`). A parallel region

@@ -28,10 +28,9 @@ detection", ICIP 2002, doi:10.1109/ICIP.2002.1038171.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
-import scipy.sparse
 
 FEATURE_TYPES = ("type-2-x", "type-2-y", "type-3-x", "type-3-y", "type-4")
 TILTED_TYPES = ("tilted-2-x", "tilted-2-y", "tilted-3-x", "tilted-3-y", "tilted-4-x",
@@ -100,7 +99,7 @@ class HaarFeaturePool:
     def type_name(self, index: int) -> str:
         return ALL_FEATURE_TYPES[int(self.types[index])]
 
-    @property
+    @cached_property   # a frozen dataclass still takes it: it writes the instance dict
     def tilted(self) -> np.ndarray:
         """(n_features,) bool: which features sum over the tilted integral image."""
         return self.types >= len(FEATURE_TYPES)
@@ -112,7 +111,7 @@ class HaarFeaturePool:
                                self.weights[indices], self.n_rects[indices],
                                self.types[indices])
 
-    def linear_map(self) -> scipy.sparse.csr_matrix:
+    def linear_map(self):
         """The pool as a sparse ``(n_features, (H+1)*(W+1))`` map on flattened integral images.
 
         Row ``f`` holds the corner weights of feature ``f``, so ``M @ ii.ravel()`` is the
@@ -123,19 +122,26 @@ class HaarFeaturePool:
         return _linear_map(self)
 
 
-def corner_weights(rect, tilted: bool) -> list[tuple[int, int, float]]:
+def corner_weights(rect, tilted: bool) -> list[tuple]:
     """``(x, y, sign)`` of the four integral-image corners whose signed sum is the
-    rectangle's pixel sum: upright ``ii[y+h, x+w] - ii[y, x+w] - ii[y+h, x] + ii[y, x]``;
-    tilted (OpenCV's ``CV_TILTED_OFFSETS``) ``t[y, x] - t[y+h, x-h] - t[y+w, x+w] +
-    t[y+w+h, x+w-h]``."""
-    x, y, w, h = (int(v) for v in rect[:4])
+    rectangle's pixel sum, in the scan kernels' order (``a - b - c + d``): upright the
+    top-left, top-right, bottom-left and bottom-right corners; tilted (OpenCV's
+    ``CV_TILTED_OFFSETS``) ``t[y, x] - t[y+h, x-h] - t[y+w, x+w] + t[y+w+h, x+w-h]``.
+    ``x, y, w, h`` may be integers or integer arrays (one rectangle each).
+
+    Examples
+    --------
+    >>> corner_weights((1, 2, 3, 4), tilted=False)
+    [(1, 2, 1), (4, 2, -1), (1, 6, -1), (4, 6, 1)]
+    """
+    x, y, w, h = rect[:4]
     if tilted:
-        return [(x, y, 1.0), (x - h, y + h, -1.0), (x + w, y + w, -1.0),
-                (x + w - h, y + w + h, 1.0)]
-    return [(x + w, y + h, 1.0), (x + w, y, -1.0), (x, y + h, -1.0), (x, y, 1.0)]
+        return [(x, y, 1), (x - h, y + h, -1), (x + w, y + w, -1), (x + w - h, y + w + h, 1)]
+    return [(x, y, 1), (x + w, y, -1), (x, y + h, -1), (x + w, y + h, 1)]
 
 
-def _linear_map(pool: HaarFeaturePool) -> scipy.sparse.csr_matrix:
+def _linear_map(pool: HaarFeaturePool):
+    import scipy.sparse   # here, not at import: the scanner needs corner_weights alone
     stride = pool.width + 1
     n_corners = (pool.height + 1) * stride
     tilted = pool.tilted
@@ -144,15 +150,13 @@ def _linear_map(pool: HaarFeaturePool) -> scipy.sparse.csr_matrix:
     for k in range(MAX_RECTANGLES):
         used = pool.n_rects > k
         f = feature_ids[used]
-        x, y, w, h = (pool.rects[used, k, j].astype(np.int64) for j in range(4))
+        rect = tuple(pool.rects[used, k, j].astype(np.int64) for j in range(4))
         wt = pool.weights[used, k]
-        upright = [(x + w, y + h, 1.0), (x + w, y, -1.0), (x, y + h, -1.0), (x, y, 1.0)]
-        turned = [(x, y, 1.0), (x - h, y + h, -1.0), (x + w, y + w, -1.0),
-                  (x + w - h, y + w + h, 1.0)]
-        for (ux, uy, sign), (tx, ty, _) in zip(upright, turned):
-            on_tilted = tilted[used]
+        for (ux, uy, sign), (tx, ty, _) in zip(corner_weights(rect, False),
+                                               corner_weights(rect, True)):
             rows.append(f)
-            cols.append(np.where(on_tilted, n_corners + ty * stride + tx, uy * stride + ux))
+            cols.append(np.where(tilted[used], n_corners + ty * stride + tx,
+                                 uy * stride + ux))
             vals.append(sign * wt)
     width = 2 * n_corners if tilted.any() else n_corners
     matrix = scipy.sparse.coo_matrix(
