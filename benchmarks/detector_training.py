@@ -123,9 +123,9 @@ def main(argv=None) -> dict:
         result["cbcl"] = cbcl_heldout(out)
         result["negatives"] = heldout_negatives(out, held)
         result["dev"] = dev_images(out, Path(args.dev))
-        result["detection"] = {k: v for k, v in
-                               HaarDetectorModel.load(out).detection.items() if k != "curve"} \
-            if HaarDetectorModel.load(out).detection else None
+        point = HaarDetectorModel.load(out).image_point
+        result["detection"] = None if point is None else {
+            k: v for k, v in point.items() if k not in ("curve", "rejection", "stages")}
         results["runs"][name] = result
         print(json.dumps(result, indent=2), flush=True)
     first = next(iter(results["runs"].values()))

@@ -122,7 +122,7 @@ def load_document(path) -> dict:
     >>> import importlib.resources
     >>> document = load_document(importlib.resources.files("facedetect") / "models" / "default.json")
     >>> document["format"], document["version"], document["algorithm"], document["cost"]
-    ('facedetect-model', 1, 'db', [1.0, 10.0])
+    ('facedetect-model', 2, 'db', [1.0, 10.0])
     """
     from pathlib import Path
     path = Path(path)

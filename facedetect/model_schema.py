@@ -11,16 +11,18 @@ import json
 import math
 
 from .errors import FacedetectError
+from .model_detection import CBCL_FRAMING, migrate
 from .registry import FILE_ALGORITHMS
 
 # How a model's pyramid levels are resized (detection.pyramid): area averages, or OpenCV's
-# bilinear resize. A section without the field was written before area levels and
-# scanned bilinear ones.
+# bilinear resize.
 PYRAMIDS = ("area", "linear")
-LEGACY_PYRAMID = "linear"
 
 FORMAT = "facedetect-model"
-VERSION = 1
+VERSION = 2
+# Version 1 files (the detection fields spread over three sections) are migrated on read
+# (facedetect.model_detection).
+READABLE_VERSIONS = (1, 2)
 MAX_STUMPS = 100_000
 # Far beyond any trained model (alphas are a few units, feature values at most ~1e6), and
 # small enough that sums of 100,000 stumps stay finite and fit OpenCV's float32.
@@ -29,7 +31,7 @@ MAX_THRESHOLD = 1e9
 ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.registry
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
-             "stages", "sha256"}
+             "sha256"}
 
 # The scan settings' ranges, declared once: detection's check (detector/params.py), the
 # detect command's flags and a model file's detection section all read them. Below a
@@ -44,8 +46,6 @@ SCAN_LIMITS = {"scale_factor": ("float", 1.01, 10.0, "[]", False),
                "min_neighbors": ("int", 0, 1000, "[]", False),
                "neighbor_margin": ("float", 0.0, 1e6, "[]", False)}
 
-# A window's width in eye distances where a model records none: CBCL's 19x19 window's.
-CBCL_FRAMING = 1.75
 CBCL_WINDOW = 19
 # The calibration maps an operating point may store (training.operating_point fits them).
 CALIBRATIONS = ("sigmoid", "isotonic")
@@ -84,11 +84,13 @@ def check_document(document, path) -> dict:
     :class:`FacedetectError` naming the first field that is not."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         fail(path, "not a facedetect model (format field missing)")
-    if document.get("version") != VERSION or not is_int(document.get("version")):
+    if document.get("version") not in READABLE_VERSIONS or not is_int(document.get("version")):
         fail(path, f"unsupported version {str(document.get('version'))[:20]!r} "
-                   f"(this is {VERSION})")
+                   f"(this reads {', '.join(map(str, READABLE_VERSIONS))})")
     if document.get("sha256") != digest(document):
         fail(path, "checksum mismatch: the file was modified after it was written")
+    if document["version"] < VERSION:
+        document = _migrated(document, path)
     unknown = sorted(set(document) - TOP_LEVEL)
     if unknown:
         fail(path, f"unknown field {unknown[0][:40]!r}")
@@ -97,11 +99,25 @@ def check_document(document, path) -> dict:
     features = document.get("features", {"kind": "matrix"})
     if not isinstance(features, dict):
         fail(path, "features must be an object")
-    _check_features(path, features, stumps)
-    _check_stages(path, document.get("stages"), len(stumps))
+    detection = document.get("detection")
+    if features.get("kind") == "haar":
+        _check_detection(path, detection, len(stumps))
+    elif detection is not None:
+        fail(path, "only a model of Haar features scans images: it has no detection section")
+    _check_features(path, features, stumps, (detection or {}).get("window"))
     _check_training(path, document.get("training", {}))
     _check_operating_point(path, document.get("operating_point"))
-    _check_detection(path, document.get("detection"))
+    return document
+
+
+def _migrated(document: dict, path) -> dict:
+    """A version 1 document as this version reads it, sealed anew."""
+    try:
+        document = migrate(document)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        fail(path, "a malformed version 1 model (its window, framing, stages or operating "
+                   "point)")
+    document["sha256"] = digest(document)
     return document
 
 
@@ -141,12 +157,12 @@ def _check_stages(path, stages, n_stumps: int):
     if not is_list(stages, lambda st: isinstance(st, dict)
                    and set(st) == {"stumps", "threshold"} and is_int(st["stumps"], 1, MAX_STUMPS)
                    and is_finite(st["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD), 1, MAX_STUMPS):
-        fail(path, "stages must be a list of {stumps: count, threshold: number}")
+        fail(path, "detection.stages must be a list of {stumps: count, threshold: number}")
     if sum(st["stumps"] for st in stages) != n_stumps:
-        fail(path, "the stages' stump counts must add up to the number of stumps")
+        fail(path, "detection.stages' stump counts must add up to the number of stumps")
 
 
-def _check_features(path, features, stumps):
+def _check_features(path, features, stumps, window):
     kind = features.get("kind")
     if kind == "matrix":
         if set(features) != {"kind"}:
@@ -154,15 +170,9 @@ def _check_features(path, features, stumps):
         return
     if kind != "haar":
         fail(path, f"unknown feature kind {str(kind)[:20]!r}")
-    unknown = set(features) - {"kind", "window", "normalization", "pool_index", "rects",
-                               "rejection", "framing", "tilted"}
+    unknown = set(features) - {"kind", "normalization", "pool_index", "rects", "tilted"}
     if unknown:
         fail(path, f"unknown features field {sorted(unknown)[0][:40]!r}")
-    if "framing" in features and not is_finite(features["framing"], 1, 3):
-        fail(path, "features.framing must be a number of eye distances in [1, 3]")
-    window = features.get("window")
-    if not is_list(window, lambda v: is_int(v, 3, 4096), 2, 2):
-        fail(path, "features.window must be [width, height], each 3..4096")
     pool_index = features.get("pool_index")
     if pool_index is not None and pool_index != [s["feature"] for s in stumps]:
         fail(path, "features.pool_index must list each stump's feature")
@@ -186,17 +196,20 @@ def _check_features(path, features, stumps):
                 fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
     if features.get("normalization") not in ("opencv-variance", "none"):
         fail(path, "features.normalization must be 'opencv-variance' or 'none'")
-    if "rejection" in features:
-        rejection = features["rejection"]
-        soft = {"quantile", "max_loss", "loss", "at_threshold"}   # soft rejection's record
-        if not (isinstance(rejection, dict)
-                and set(rejection) in ({"reference", "thresholds"},
-                                       {"reference", "thresholds"} | soft)
-                and all(is_finite(rejection[k]) for k in soft & set(rejection))
-                and is_finite(rejection["reference"])
-                and is_list(rejection["thresholds"], is_finite, len(stumps), len(stumps))):
-            fail(path, "features.rejection must hold a finite reference and one finite "
-                       "threshold per stump")
+
+
+def _check_rejection(path, rejection, n_stumps: int):
+    """Learnt rejection: a reference sum and one threshold per stump (soft rejection also
+    records how it was learnt)."""
+    soft = {"quantile", "max_loss", "loss", "at_threshold"}
+    if not (isinstance(rejection, dict)
+            and set(rejection) in ({"reference", "thresholds"},
+                                   {"reference", "thresholds"} | soft)
+            and all(is_finite(rejection[k]) for k in soft & set(rejection))
+            and is_finite(rejection["reference"])
+            and is_list(rejection["thresholds"], is_finite, n_stumps, n_stumps)):
+        fail(path, "detection.rejection must hold a finite reference and one finite "
+                   "threshold per stump")
 
 
 def _rect_inside(rect, width: int, height: int, tilted) -> bool:
@@ -212,21 +225,15 @@ def _rect_inside(rect, width: int, height: int, tilted) -> bool:
 
 
 def model_framing(document: dict) -> float:
-    """How many eye distances wide a model's window frames a face: its ``features``
-    section's ``framing``; in a file written before that was recorded there (a migration
-    on read), its training config's, else CBCL's.
+    """How many eye distances wide a model's window frames a face (its detection
+    section's; CBCL's for a model that scans nothing).
 
     Examples
     --------
-    >>> model_framing({"features": {"framing": 2.2}}), model_framing({})
+    >>> model_framing({"detection": {"framing": 2.2}}), model_framing({})
     (2.2, 1.75)
-    >>> model_framing({"training": {"config": {"framing": 2.2}}})   # an older file
-    2.2
     """
-    framing = (document.get("features") or {}).get("framing")
-    if framing is None:
-        framing = ((document.get("training") or {}).get("config") or {}).get("framing")
-    return CBCL_FRAMING if framing is None else float(framing)
+    return float((document.get("detection") or {}).get("framing", CBCL_FRAMING))
 
 
 def _check_training(path, training):
@@ -291,12 +298,18 @@ def _check_operating_point(path, point):
 WILD_CALIBRATION = "held-back faces from the wild"
 
 
-def _check_detection(path, detection):
-    """The image operating point: what ``detect`` scans with unless told otherwise."""
-    if detection is None:
-        return
+def _check_detection(path, detection, n_stumps: int):
+    """Everything the detector reads besides the stumps' features: the window, framing and
+    box mapping, the scan settings, the stages and rejection (:mod:`.model_detection`)."""
     if not isinstance(detection, dict):
-        fail(path, "detection must be an object")
+        fail(path, "a model of Haar features needs its detection section")
+    if not is_list(detection.get("window"), lambda v: is_int(v, 3, 4096), 2, 2):
+        fail(path, "detection.window must be [width, height], each 3..4096")
+    if not is_finite(detection.get("framing"), 1, 3):
+        fail(path, "detection.framing must be a number of eye distances in [1, 3]")
+    if not (is_finite(detection.get("box_scale"), 0.1, 10)
+            and is_finite(detection.get("box_shift"), -1, 1)):
+        fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
     step = detection.get("step")
     limits = {name: spec[1:3] for name, spec in SCAN_LIMITS.items()}   # (low, high)
     if not (is_finite(detection.get("threshold"), *limits["threshold"])
@@ -305,16 +318,16 @@ def _check_detection(path, detection):
             and is_finite(detection.get("scale_factor"), *limits["scale_factor"])
             and (step in ("auto", "refine") or is_int(step, *limits["step"]))
             and is_int(detection.get("min_size"), *limits["min_size"])
-            and detection.get("applies_to") == "images"):
+            and detection.get("applies_to") in ("images", "windows")):
         fail(path, "detection needs a finite threshold, min_neighbors "
                    "{0}..{1}, a neighbor_margin >= 0, a scale_factor in [{2:g}, {3:g}], a "
-                   "step, a min_size and applies_to 'images'".format(
+                   "step, a min_size and applies_to 'images' or 'windows'".format(
                        *limits["min_neighbors"], *limits["scale_factor"]))
-    if not (is_finite(detection.get("box_scale", 1.0), 0.1, 10)
-            and is_finite(detection.get("box_shift", 0.0), -1, 1)):
-        fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
-    if detection.get("pyramid", LEGACY_PYRAMID) not in PYRAMIDS:
+    if detection.get("pyramid") not in PYRAMIDS:
         fail(path, "detection.pyramid must be 'area' or 'linear'")
+    _check_stages(path, detection.get("stages"), n_stumps)
+    if "rejection" in detection:
+        _check_rejection(path, detection["rejection"], n_stumps)
     _check_opencv_point(path, detection.get("opencv"))
 
 

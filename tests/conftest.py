@@ -225,3 +225,23 @@ def plain_config(cost=(1.0, 1.0), rounds: int = 200, **fields):
     settings = dict(cost=tuple(cost), rounds=rounds, mirror=False, jitter=0,
                     bootstrap_rounds=0, stage_rounds=None, max_features=None)
     return TrainConfig(**{**settings, **fields})
+
+
+def shipped_default_digests() -> set[str]:
+    """The SHA-256 fields under which the shipped default model was measured: the file's
+    own, and the previous release's (``tests/models/default_v1.json.gz``, version 1) where
+    that file migrates to this one: the same model, written in the new layout."""
+    import gzip
+    import json
+
+    from facedetect.detector.api import shipped_model_path
+    from facedetect.model_file import load_document
+    from facedetect.model_schema import check_document
+    shipped = load_document(shipped_model_path())
+    digests = {shipped["sha256"]}
+    previous = json.loads(gzip.decompress(
+        (Path(__file__).resolve().parent / "models" / "default_v1.json.gz").read_bytes()))
+    migrated = check_document(previous, "default_v1.json")
+    if migrated == shipped:
+        digests.add(previous["sha256"])
+    return digests

@@ -18,6 +18,7 @@ from facedetect.detector.scan import LevelScanner
 from facedetect.images import to_grey
 from facedetect.model_file import reseal
 from facedetect.model_schema import check_document
+from facedetect.model_detection import detection_section
 from facedetect.model_schema import model_framing
 
 
@@ -30,10 +31,9 @@ def cascade_of(model: HaarDetectorModel, counts, thresholds) -> HaarDetectorMode
     """The model's stumps cut into stages with the given thresholds."""
     document = copy.deepcopy(model.document)
     document.pop("operating_point", None)
-    document.pop("detection", None)
-    document["features"].pop("rejection", None)
-    document["stages"] = [{"stumps": int(n), "threshold": float(t)}
-                          for n, t in zip(counts, thresholds)]
+    document["detection"] = dict(
+        detection_section(model.window, model.framing, float(thresholds[-1])),
+        stages=[{"stumps": int(n), "threshold": float(t)} for n, t in zip(counts, thresholds)])
     return HaarDetectorModel.from_document(reseal(document))
 
 
@@ -191,10 +191,10 @@ def test_exported_cascade_agrees_with_us_per_window(cascade, cbcl, tmp_path):
 def test_stages_are_checked_when_a_model_loads(cascade):
     from facedetect.errors import FacedetectError
     document = copy.deepcopy(cascade.document)
-    document["stages"][0]["stumps"] = 11      # no longer adds up to 300
+    document["detection"]["stages"][0]["stumps"] = 11      # no longer adds up to 300
     with pytest.raises(FacedetectError, match="add up"):
         check_document(reseal(document), "m.json")
-    document["stages"] = [{"stumps": 300, "threshold": "high"}]
+    document["detection"]["stages"] = [{"stumps": 300, "threshold": "high"}]
     with pytest.raises(FacedetectError, match="stages"):
         check_document(reseal(document), "m.json")
 

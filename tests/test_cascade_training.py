@@ -93,7 +93,7 @@ def test_an_interrupted_cascade_resumes_to_the_same_model(trained, data, negativ
     resumed = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, resume=True,
                             progress=False).model
     assert resumed.document["stumps"] == result.model.document["stumps"]
-    assert resumed.document["stages"] == result.model.document["stages"]
+    assert resumed.detection["stages"] == result.model.detection["stages"]
     assert not (tmp_path / "c.json.checkpoint.json").exists()
 
 

@@ -187,7 +187,7 @@ def test_soft_rejection_loses_at_most_its_budget_of_the_faces_above_the_threshol
     assert np.array_equal(model.with_rejection(faces, threshold=threshold, max_loss=0.0)
                           .rejection[1], exact)
     soft = model.with_rejection(faces, threshold=threshold, max_loss=0.01)
-    record = soft.document["features"]["rejection"]
+    record = soft.detection["rejection"]
     levels = np.array(record["thresholds"])
     lost = (above < levels).any(axis=1)
     assert record["loss"] == pytest.approx(lost.mean(), abs=1e-6) and lost.mean() <= 0.01
@@ -237,7 +237,7 @@ def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, seen, tm
     loaded = HaarDetectorModel.load(path)
     np.testing.assert_array_equal(loaded.rejection[1], pruned.rejection[1])
     document = json.loads(path.read_text())
-    document["features"]["rejection"]["thresholds"] = [1.0]
+    document["detection"]["rejection"]["thresholds"] = [1.0]
     from facedetect.model_file import reseal
     path.write_text(json.dumps(reseal(document)))
     with pytest.raises(Exception, match="rejection"):

@@ -207,20 +207,20 @@ def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_mod
             params.scale_factor, params.step, params.min_size) == (2.5, 4, 1.0, 1.2, 2, 24)
     assert params_for(model, threshold=0.5, step=None).threshold == 0.5
     assert params_for(plain_model).threshold == plain_model.threshold
-    # A section written before area levels scanned bilinear ones, and still does; a model
-    # without a section scans area levels, as its training faces were made.
-    assert params.pyramid == "linear"
-    assert params_for(model.with_detection(dict(detection, pyramid="area"))).pyramid == "area"
-    assert params_for(plain_model).pyramid == "area"
+    # area levels, as training faces are made, unless the section says bilinear ones
+    # (version 1 sections without the field: tests/test_model_detection.py)
+    assert params.pyramid == params_for(plain_model).pyramid == "area"
+    assert params_for(model.with_detection({"pyramid": "linear"})).pyramid == "linear"
 
 
 def test_a_bad_detection_section_is_refused(plain_model, tmp_path):
     from facedetect.model_file import load_document, reseal, save_document
     for bad in ({"threshold": "x"}, {"min_neighbors": -1}, {"scale_factor": 1.0},
-                {"applies_to": "windows"}, {"step": "fast"}, {"pyramid": "cubic"}):
+                {"applies_to": "pictures"}, {"step": "fast"}, {"pyramid": "cubic"}):
         detection = {"threshold": 2.5, "min_neighbors": 4, "neighbor_margin": 1.0,
                      "scale_factor": 1.2, "step": 2, "min_size": 24, "applies_to": "images"}
-        document = dict(plain_model.document, detection=dict(detection, **bad))
+        document = dict(plain_model.document,
+                        detection={**plain_model.detection, **detection, **bad})
         save_document(tmp_path / "m.json", reseal(document))
         with pytest.raises(FacedetectError, match="detection needs|detection.pyramid"):
             load_document(tmp_path / "m.json")
@@ -246,11 +246,12 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
         recipe.bootstrap_rounds, recipe.max_features) == (4, 16_234)
     # no faces from the wild here: CBCL's window, framing and face box (the defaults)
     assert (config["window"], config["framing"]) == ([19, 19], 1.75)
-    assert "box_scale" not in document["detection"]
+    assert (document["detection"]["box_scale"], document["detection"]["box_shift"]) == (2.0, 0.1)
     assert document["training"]["storage"] == "compact"
     assert document["training"]["bootstrap"]["negatives"] == str(negatives)
     # soft rejection at the image threshold, and the false alarms measured with it
-    rejection, detection = document["features"]["rejection"], document["detection"]
+    detection = document["detection"]
+    rejection = detection["rejection"]
     assert rejection["at_threshold"] == detection["threshold"] and rejection["max_loss"] > 0
     assert "false_alarms_per_megapixel_when_chosen" in detection
     # scanned, and to be scanned, on area-averaged levels, as its faces were made

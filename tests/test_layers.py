@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "facedetect"
 # Lowest first. A module may import its own package, any package of a lower layer, and
 # nothing beside it: packages that share a layer (training and detector) never import each
 # other, so the detector runs without the trainer and the trainer works on any matrix.
-BASE = {"errors", "limits", "costs", "registry", "_version", "atomic", "files", "progress", "interrupts", "sysinfo", "threads", "metrics", "plots", "model_schema",
+BASE = {"errors", "limits", "costs", "registry", "_version", "atomic", "files", "progress", "interrupts", "sysinfo", "threads", "metrics", "plots", "model_schema", "model_detection",
         "model_file", "images", "__init__"}
 LAYERS = [
     [BASE],

@@ -36,8 +36,8 @@ def shipped_document():
     for name in ("rects", "pool_index", "tilted"):
         if name in document["features"]:
             document["features"][name] = document["features"][name][:12]
-    document["features"]["rejection"]["thresholds"] = \
-        document["features"]["rejection"]["thresholds"][:12]
+    document["detection"]["rejection"]["thresholds"] = \
+        document["detection"]["rejection"]["thresholds"][:12]
     document = reseal(document)
     check_document(document, "shipped")   # the base of every example is a sound file
     return document

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from facedetect.errors import FacedetectError
+from facedetect.model_detection import detection_section
 from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
 from facedetect.training.model_io import load_estimator, save_model
 
@@ -16,7 +17,8 @@ def trained():
     return AdaBoostDB(n_rounds=8, cost=(1, 4), selection="loss").fit(X, y), X
 
 
-HAAR = {"kind": "haar", "window": [19, 19], "normalization": "opencv-variance"}
+HAAR = {"kind": "haar", "normalization": "opencv-variance"}
+DETECTION = detection_section((19, 19), None, 0.0)
 
 
 @pytest.mark.parametrize("cls", [AdaBoostDB, CostSensitiveAdaBoost, AdaBoost])
@@ -35,7 +37,8 @@ def test_round_trip_gives_identical_decisions(tmp_path, cls):
 def test_haar_features_round_trip(tmp_path, trained):
     model, _ = trained
     rects = [[[0, 0, 2, 3, -1.0], [2, 0, 2, 3, 1.0]]] * model.n_rounds_
-    loaded, document = load_estimator(save_model(tmp_path / "m.json", model, dict(HAAR, rects=rects)))
+    loaded, document = load_estimator(save_model(tmp_path / "m.json", model, dict(HAAR, rects=rects),
+                                                 detection=DETECTION))
     assert document["features"]["rects"] == rects
     assert loaded.selection == "loss" and loaded.cost == (1.0, 4.0)
 
@@ -76,8 +79,11 @@ def _resigned(path, change):
     (lambda d: d.update(search="sideways"), "search must be"),
     (lambda d: d.update(selection=None), "selection must be"),
     (lambda d: d.update(features=[1, 2]), "features must be an object"),
-    (lambda d: d.update(features=dict(HAAR, pool_index=[7] * len(d["stumps"]))),
-     "pool_index"),
+    (lambda d: d.update(features=dict(HAAR, pool_index=[7] * len(d["stumps"])),
+                        detection=DETECTION), "pool_index"),
+    (lambda d: d.update(features=dict(HAAR, rects=[[]] * len(d["stumps"]))),
+     "needs its detection section"),
+    (lambda d: d.update(detection=DETECTION), "has no detection section"),
     (lambda d: d.update(training=[]), "training must be an object"),
     (lambda d: d.update(training={"heldout_names": "a.pgm"}), "heldout_names"),
     (lambda d: d.update(classes=[1, 1]), "two different labels"),
@@ -85,8 +91,8 @@ def _resigned(path, change):
     (lambda d: d["stumps"][0].update(alpha=1e308), "stump 0 is malformed"),
     (lambda d: d["stumps"][1].update(threshold=-1e300), "stump 1 is malformed"),
     (lambda d: d.update(extra=1), "unknown field 'extra'"),
-    (lambda d: d.update(features=dict(HAAR, rects=[[[15, 15, 9, 9, 1.0]]] * len(d["stumps"]))),
-     "outside the window"),
+    (lambda d: d.update(features=dict(HAAR, rects=[[[15, 15, 9, 9, 1.0]]] * len(d["stumps"])),
+                        detection=DETECTION), "outside the window"),
     (lambda d: d.update(stumps=[]), "stumps must be a list of 1"),
 ])
 def test_malformed_content_is_rejected(tmp_path, trained, change, message):

@@ -8,7 +8,8 @@ from skimage.transform import AffineTransform, warp
 
 from facedetect.data.cbcl import FRAMING, framed_windows
 from facedetect.data.wild_faces import eye_line_for, window_transform
-from facedetect.detector.multiscale import box_mapping, framing_box, params_for, window_to_box
+from facedetect.detector.multiscale import box_mapping, params_for, window_to_box
+from facedetect.model_detection import detection_section, framing_box
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.model_file import reseal, save_document
@@ -95,13 +96,13 @@ def _shipped_document() -> dict:
 
 
 def test_a_model_without_an_image_operating_point_boxes_and_scans_by_its_framing():
-    # --no-bootstrap at the 24x24 recipe gives no detection section: the box and the
-    # smallest scan still follow the window and framing the model records.
+    # --no-bootstrap at the 24x24 recipe gives a detection section at the window
+    # operating point: the box and the smallest scan follow the window and framing.
     document = _shipped_document()
     assert document["training"]["config"]["framing"] == 2.2
-    document.pop("detection")
-    document["features"].pop("rejection", None)
+    document["detection"] = detection_section(document["detection"]["window"], 2.2, 1.0)
     model = HaarDetectorModel.from_document(reseal(document))
+    assert model.image_point is None
     assert box_mapping(model) == (1.590909, 0.079545)
     assert params_for(model).min_size == max(model.window) == 24
 

@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     wait_passively()   # scanning beside other work: see facedetect.threads
     detector = detector_from(args)
     model, params = detector.model, detector.params
-    if model.detection is None and args.threshold is None:
+    if model.image_point is None and args.threshold is None:
         import warnings
         warnings.warn("this model has no image operating point (trained with --no-bootstrap "
                       f"or without negative pictures): scanning at its window threshold "

@@ -318,6 +318,14 @@ def _cluster(args, options: RunOptions):
         disconnect(options.client)
 
 
+def _image_point(model) -> dict | None:
+    """The image operating point as the summary reports it: without the per-stump
+    rejection thresholds and cascade stages."""
+    point = model.image_point
+    return None if point is None else {k: v for k, v in point.items()
+                                       if k not in ("rejection", "stages")}
+
+
 def _report(args, out, config: TrainConfig, result) -> None:
     """The trained model's summary, as text or JSON."""
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
@@ -325,7 +333,7 @@ def _report(args, out, config: TrainConfig, result) -> None:
                "train_windows": result.train_counts,
                "heldout_windows": len(result.model.document["training"]["heldout_names"]),
                "operating_point": result.model.operating_point,
-               "detection": result.model.detection,
+               "detection": _image_point(result.model),
                "seconds": round(result.seconds, 1),
                "feature_seconds": round(result.feature_seconds, 1)}
     if args.json:
@@ -336,8 +344,8 @@ def _report(args, out, config: TrainConfig, result) -> None:
               f"{result.train_counts['faces']} faces + {result.train_counts['non_faces']} "
               f"non-faces in {result.seconds:.1f} s")
         print(describe_operating_point(result.model.operating_point))
-        if result.model.detection is not None:
-            detection = result.model.detection
+        if result.model.image_point is not None:
+            detection = result.model.image_point
             print(f"image operating point (what detect uses): threshold "
                   f"{detection['threshold']:.4g}, min_neighbors "
                   f"{detection['min_neighbors']}, "

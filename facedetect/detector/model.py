@@ -16,7 +16,6 @@ from ..haar import integral_image, squared_integral_image
 from ..haar.features import corner_weights
 from ..haar.integral import normalization_factors, tilted_integral_image
 from ..model_file import calibrated_probability, load_document, reseal, save_document
-from ..model_schema import model_framing
 
 
 @dataclass
@@ -73,8 +72,8 @@ class HaarDetectorModel:
     @functools.cached_property
     def framing(self) -> float:
         """How many eye distances wide the window frames a face (what the box mapping
-        follows): the ``features`` section's, migrated on read for older files."""
-        return model_framing(self.document)
+        follows)."""
+        return float(self.document["detection"]["framing"])
 
     @functools.cached_property
     def stages(self) -> list[tuple[int, float]] | None:
@@ -82,7 +81,7 @@ class HaarDetectorModel:
         one-stage detector. A window passes a stage when the sum of that stage's stumps
         exceeds its threshold, and is a detection when it passes them all. Read once: a
         loop over 100,000 stages that asked for it again each time took hours."""
-        found = self.document.get("stages")
+        found = self.document["detection"].get("stages")
         return None if not found else [(int(st["stumps"]), float(st["threshold"]))
                                        for st in found]
 
@@ -98,7 +97,7 @@ class HaarDetectorModel:
     @property
     def rejection(self):
         """``(reference, thresholds)`` of learnt rejection (see :mod:`.pruning`), or None."""
-        found = self.document["features"].get("rejection")
+        found = self.document["detection"].get("rejection")
         return None if not found else (float(found["reference"]),
                                        np.array(found["thresholds"], dtype=np.float64))
 
@@ -108,8 +107,6 @@ class HaarDetectorModel:
         faces); unchanged if no face passes ``reference``. With ``threshold`` and a
         ``max_loss`` above 0, soft rejection: see
         :func:`~facedetect.detector.pruning.soft_rejection_thresholds`."""
-        import copy
-
         from .pruning import rejection_thresholds, soft_rejection_thresholds
         record = {"reference": float(reference)}
         if threshold is not None and max_loss > 0:
@@ -124,24 +121,32 @@ class HaarDetectorModel:
             thresholds = rejection_thresholds(self, face_windows, reference)
             if thresholds is None:
                 return self
-        document = copy.deepcopy(self.document)
-        document["features"]["rejection"] = dict(
-            record, thresholds=[float(v) for v in thresholds])
-        return type(self).from_document(reseal(document))
+        return self.with_detection({"rejection": dict(
+            record, thresholds=[float(v) for v in thresholds])})
 
-    def with_detection(self, detection: dict):
-        """A copy carrying the image operating point (the ``detection`` section)."""
+    def with_detection(self, changes: dict):
+        """A copy whose ``detection`` section has ``changes`` (an image operating point,
+        rejection thresholds, stages) over its own."""
         import copy
 
         document = copy.deepcopy(self.document)
-        document["detection"] = detection
+        document["detection"].update(copy.deepcopy(changes))
         return type(self).from_document(reseal(document))
 
     @property
-    def detection(self) -> dict | None:
-        """The image operating point chosen at training (scan threshold and grouping for
-        whole images, :mod:`facedetect.pipeline.image_point`), or None."""
-        return self.document.get("detection")
+    def detection(self) -> dict:
+        """Everything the detector reads besides the stumps' features (the model file's
+        ``detection`` section, :mod:`facedetect.model_detection`): window, framing, box
+        mapping, scan settings, and stages and rejection where the model has them."""
+        return self.document["detection"]
+
+    @property
+    def image_point(self) -> dict | None:
+        """The detection section where its threshold and grouping were chosen on negative
+        pictures at training (:mod:`facedetect.pipeline.image_point`), else None (it scans
+        at the window operating point)."""
+        detection = self.document["detection"]
+        return detection if detection["applies_to"] == "images" else None
 
     @property
     def operating_point(self) -> dict | None:
@@ -200,8 +205,8 @@ class HaarDetectorModel:
             from ..errors import FacedetectError
             raise FacedetectError("this model was not trained on Haar features; it cannot "
                                   "scan images")
-        stumps = document["stumps"]
-        return cls((features["window"][0], features["window"][1]),
+        stumps, window = document["stumps"], document["detection"]["window"]
+        return cls((window[0], window[1]),
                    [[tuple(r) for r in feature] for feature in features["rects"]],
                    np.array([s["threshold"] for s in stumps], dtype=np.float64),
                    np.array([s["polarity"] for s in stumps], dtype=np.int8),

@@ -17,15 +17,13 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..model_schema import CBCL_FRAMING, LEGACY_PYRAMID
+from ..model_detection import BOX_SCALE, BOX_SHIFT
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
 from .params import DetectionParams
 from .pyramid import Pyramid
 from .scan import REFINE_MARGIN, LevelScanner
 
-BOX_SCALE = 2.0
-BOX_SHIFT = 0.1
 STRIP_ROWS = 256
 MIN_SCALE = 0.5   # the largest enlargement of the image is 1 / MIN_SCALE
 
@@ -35,8 +33,8 @@ SCAN_FIELDS = ("scale_factor", "step", "min_size", "threshold", "min_neighbors",
 
 
 def params_for(model, **overrides) -> DetectionParams:
-    """The scan settings for ``model``: its image operating point where it has one, else
-    the defaults at its window operating point's threshold; then every override that is
+    """The scan settings for ``model``: its detection section's (an image operating point,
+    or its window operating point with OpenCV's grouping); then every override that is
     not None.
 
     Parameters
@@ -57,12 +55,11 @@ def params_for(model, **overrides) -> DetectionParams:
     >>> params_for(Plain(), min_neighbors=5)
     DetectionParams(scale_factor=1.1, step='refine', min_size=19, max_size=None, threshold=1.5, min_neighbors=5, neighbor_margin=0.0, pyramid='area')
     """
-    # without an image operating point, scanned from its own window's size
+    # an object without a detection section: the defaults from its own window's size
     settings = {"threshold": float(model.threshold),
                 "min_size": max(getattr(model, "window", (DetectionParams.min_size,)))}
     if model.detection is not None:
-        settings = {name: model.detection.get(name, LEGACY_PYRAMID) if name == "pyramid"
-                    else model.detection[name] for name in SCAN_FIELDS}
+        settings = {name: model.detection[name] for name in SCAN_FIELDS}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     params = DetectionParams(**settings)
     params.validate()
@@ -145,30 +142,12 @@ class Face(NamedTuple):
     neighbors: int
 
 
-def framing_box(framing: float) -> dict:
-    """The box mapping for a window ``framing`` eye distances wide: the face box, in eye
-    distances, that CBCL's window gives with ``BOX_SCALE`` and ``BOX_SHIFT`` (none at
-    CBCL's framing: those are the defaults).
-
-    Examples
-    --------
-    >>> framing_box(1.75), framing_box(2.2)
-    ({}, {'box_scale': 1.590909, 'box_shift': 0.079545})
-    """
-    if framing == CBCL_FRAMING:
-        return {}
-    return {"box_scale": round(BOX_SCALE * CBCL_FRAMING / framing, 6),
-            "box_shift": round(BOX_SHIFT * CBCL_FRAMING / framing, 6)}
-
-
 def box_mapping(model) -> tuple[float, float]:
-    """``(scale, shift)`` from a model's windows to its object boxes: its own (a detector
-    of other objects trained on crops of the object: 1 and 0), else the face boxes' for
-    the framing it was trained at (:func:`framing_box`)."""
+    """``(scale, shift)`` from a model's windows to its object boxes (its detection
+    section's: see :func:`facedetect.model_detection.framing_box`)."""
     detection = getattr(model, "detection", None) or {}
-    face = framing_box(getattr(model, "framing", CBCL_FRAMING))
-    return (float(detection.get("box_scale", face.get("box_scale", BOX_SCALE))),
-            float(detection.get("box_shift", face.get("box_shift", BOX_SHIFT))))
+    return (float(detection.get("box_scale", BOX_SCALE)),
+            float(detection.get("box_shift", BOX_SHIFT)))
 
 
 def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,

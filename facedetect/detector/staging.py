@@ -102,11 +102,11 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
     for key in ("rects", "pool_index", "tilted"):
         if key in features:
             features[key] = [features[key][t] for t in order]
-    features.pop("rejection", None)
+    document["detection"].pop("rejection", None)
     document.pop("operating_point", None)
     # A window passes a stage on a sum above its threshold; the scanner stops one below
     # its level: the float just under the level keeps the windows at it.
-    document["stages"] = [
+    document["detection"]["stages"] = [
         {"stumps": int(c), "threshold": float(np.nextafter(levels[c - 1], -np.inf))}
         for c in counts[:-1]] + [{"stumps": int(counts[-1]), "threshold": float(threshold)}]
     return type(model).from_document(reseal(document))

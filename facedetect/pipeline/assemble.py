@@ -14,13 +14,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..detector.model import HaarDetectorModel
+from ..model_detection import detection_section
 from ..model_schema import WILD_CALIBRATION
 from ..interrupts import terminate_as_interrupt
 from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point
 from .config import THRESHOLD_RULES, TrainConfig
-from ..detector.multiscale import framing_box
 from .image_point import image_operating_point, opencv_operating_point, with_soft_rejection
 
 
@@ -35,29 +35,31 @@ class Split(NamedTuple):
 def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = None,
                         operating_point: dict | None = None, cost=None):
     """The scanning model of an estimator fitted on Haar features of ``pool``: its file
-    document (stumps, each stump's rectangles, metadata) read as a
+    document (stumps, each stump's rectangles, the detection section at the window
+    operating point, metadata) read as a
     :class:`~facedetect.detector.model.HaarDetectorModel`. The document is the one form of
     a model; the detector only reads it."""
-    return HaarDetectorModel.from_document(
-        model_document(estimator, haar_features(estimator.features_, pool, training), training,
-                       operating_point, cost))
+    threshold = 0.0 if operating_point is None else operating_point["threshold"]
+    return HaarDetectorModel.from_document(model_document(
+        estimator, haar_features(estimator.features_, pool), training, operating_point, cost,
+        detection_section((pool.width, pool.height), framing_of(training), threshold)))
 
 
-def haar_features(pool_index, pool, training: dict | None = None) -> dict:
+def framing_of(training: dict | None) -> float | None:
+    """The face framing a training record's config sets (None: CBCL's)."""
+    return ((training or {}).get("config") or {}).get("framing")
+
+
+def haar_features(pool_index, pool) -> dict:
     """A model file's ``features`` section: each stump's rectangles in ``pool`` (and which
-    are tilted, where any is), and the framing of the face in the window where
-    ``training`` sets one (the detector's box mapping reads it here, never in the
-    training record)."""
+    are tilted, where any is)."""
     rects = [pool.feature(int(f)) for f in pool_index]
-    section = {"kind": "haar", "window": [pool.width, pool.height],
+    section = {"kind": "haar",
                "normalization": "opencv-variance", "pool_index": [int(f) for f in pool_index],
                "rects": [[[x, y, w, h, wt] for x, y, w, h, wt in r] for r in rects]}
     tilted = [int(pool.tilted[int(f)]) for f in pool_index]
     if any(tilted):   # files of the basic pool stay as they were
         section["tilted"] = tilted
-    framing = ((training or {}).get("config") or {}).get("framing")
-    if framing is not None:
-        section["framing"] = float(framing)
     return section
 
 
@@ -136,13 +138,13 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
                 # The staged export's threshold for OpenCV's own scan (export-opencv).
                 opencv = opencv_operating_point(model, run.negatives.calibration, target,
                                                 run.progress, run.warn)
-                model = model.with_detection(dict(model.detection, opencv=opencv))
+                model = model.with_detection({"opencv": opencv})
     except KeyboardInterrupt:
         raise run.interrupted(state, "while choosing the image operating point") from None
-    detection = dict(model.detection, **framing_box(run.config.framing),
-                     seconds=round(time.perf_counter() - point_start, 2))
+    model = model.with_detection({"seconds": round(time.perf_counter() - point_start, 2)})
+    detection = model.detection
     if run.progress:
         run.log(f"image operating point: threshold {detection['threshold']:.3g}, "
                 f"{detection['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "
                 f"{detection['source']}")
-    return model.with_detection(detection)
+    return model

@@ -24,11 +24,12 @@ from ..progress import progress_bar
 from ..detector.model import haar_values
 from ..interrupts import terminate_as_interrupt
 from ..detector.model import HaarDetectorModel
+from ..model_detection import detection_section
 from ..model_file import FORMAT, VERSION, reseal
 from ..sysinfo import peak_rss_gib
 from ..training.algorithms import AdaBoostDB
 from ..training.model_io import model_document
-from .assemble import haar_features
+from .assemble import framing_of, haar_features
 from .bootstrap import hard_negatives, random_windows
 from .settings import CascadeConfig
 from .storage import FeatureSource
@@ -162,10 +163,13 @@ def cascade_model(stages, pool, cost, training: dict):
     document = {"format": FORMAT, "version": VERSION, "algorithm": "db", "selection": "root",
                 "search": "conditional", "cost": [float(c) for c in cost], "classes": [0, 1],
                 "n_features": len(pool), "stumps": stumps,
-                "features": haar_features([s["feature"] for s in stumps], pool, training),
+                "features": haar_features([s["feature"] for s in stumps], pool),
                 "training": training,
-                "stages": [{"stumps": len(stage_stumps), "threshold": float(threshold)}
-                           for stage_stumps, threshold in stages]}
+                "detection": dict(
+                    detection_section((pool.width, pool.height), framing_of(training),
+                                      float(stages[-1][1])),
+                    stages=[{"stumps": len(stage_stumps), "threshold": float(threshold)}
+                            for stage_stumps, threshold in stages])}
     return HaarDetectorModel.from_document(reseal(document))
 
 

@@ -76,7 +76,7 @@ def load_cascade_checkpoint(path, run_config: dict, n_features: int):
     if saved_config(training.get("config"), run_config) != run_config:
         raise FacedetectError(f"{path}: the checkpoint was written with other settings "
                               "or data; train again without --resume")
-    stages = document.get("stages")
+    stages = document.get("detection", {}).get("stages")
     if not stages:
         _fail(path, "it has no stages")
     if document["n_features"] != n_features:

@@ -38,7 +38,7 @@ from .wild import split_wild_faces
 # What detect scans a cascade with unless told otherwise: OpenCV's detectMultiScale rule.
 SAMPLE_SEED_OFFSET = 777
 CASCADE_SCAN = {"scale_factor": 1.1, "step": "auto", "min_size": 19, "min_neighbors": 3,
-                "neighbor_margin": 0.0, "applies_to": "images",
+                "neighbor_margin": 0.0, "pyramid": "linear", "applies_to": "images",
                 "source": "a cascade: OpenCV's detectMultiScale rule at the last stage"}
 
 
@@ -333,13 +333,10 @@ def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples
                 "cascade_stages": records, "rounds": sum(len(stumps) for stumps, _ in stages)}
     if samples.wild_faces is not None:
         training["wild_faces"] = samples.wild_faces
-    model = cascade_model(stages, pool, config.cost, training)
-    document = copy.deepcopy(model.document)
-    document["detection"] = dict(CASCADE_SCAN, threshold=float(stages[-1][1]),
-                                 min_size=max(pool.width, pool.height))
+    scan = dict(CASCADE_SCAN, min_size=max(pool.width, pool.height))
     if samples.boxes_are_windows:   # crops of the object itself: its box is the window
-        document["detection"].update(box_scale=1.0, box_shift=0.0)
-    return HaarDetectorModel.from_document(reseal(document))
+        scan.update(box_scale=1.0, box_shift=0.0)
+    return cascade_model(stages, pool, config.cost, training).with_detection(scan)
 
 
 def _finished(model, reason: str, seconds: float):

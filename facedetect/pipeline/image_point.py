@@ -183,18 +183,15 @@ def with_soft_rejection(model, train_faces: np.ndarray, pictures,
     learnt from ``train_faces``, and the false alarms per megapixel of its ``detection``
     measured again with it (the rate the threshold was chosen at, on the scan whose soft
     rejection was set at the lowest candidate, kept as ``..._when_chosen``)."""
-    detection = dict(model.detection)
-    soft = model.with_rejection(train_faces, threshold=detection["threshold"],
-                                max_loss=max_loss)
+    chosen = model.detection
+    soft = model.with_rejection(train_faces, threshold=chosen["threshold"], max_loss=max_loss)
     params = params_for(soft)
     raw, megapixels = scan_pictures(soft, pictures, params, progress, warn)
     rate = false_alarm_rates(raw, megapixels, [params.threshold], params.min_neighbors,
                              params.neighbor_margin)[0]
-    detection.update(false_alarms_per_megapixel=round(float(rate), 4),
-                     false_alarms_per_megapixel_when_chosen=detection[
-                         "false_alarms_per_megapixel"])
-    return soft.with_detection(detection)
-
+    return soft.with_detection({
+        "false_alarms_per_megapixel": round(float(rate), 4),
+        "false_alarms_per_megapixel_when_chosen": chosen["false_alarms_per_megapixel"]})
 
 
 # OpenCV's detectMultiScale defaults: the staged export is run by users with them.

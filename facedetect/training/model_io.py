@@ -2,11 +2,11 @@
 
 The file is plain data (never code, never pickle)::
 
-    {"format": "facedetect-model", "version": 1,
+    {"format": "facedetect-model", "version": 2,
      "algorithm": "db", "selection": "root", "search": "conditional", "cost": [1, 10],
      "classes": [0, 1], "n_features": 63960,
      "stumps": [{"feature": 123, "threshold": 0.25, "polarity": 1, "alpha": 0.8}, ...],
-     "features": {"kind": "haar", "window": [19, 19], "normalization": "opencv-variance",
+     "features": {"kind": "haar", "normalization": "opencv-variance",
                   "rects": [[[x, y, w, h, weight], ...], ...]}   # one list per stump
      "training": {... data fingerprint, split, per-round diagnostics ...},
      "operating_point": {"threshold": 1.7, "cost": [1, 10], "prior": 0.35,
@@ -15,8 +15,14 @@ The file is plain data (never code, never pickle)::
                          "calibration": null | {"method": "sigmoid", "a": .., "b": ..}
                                              | {"method": "isotonic", "x": [..], "y": [..]},
                          "raw_threshold": 0.0, "applies_to": "windows"},
+     "detection": {"window": [19, 19], "framing": 1.75, "box_scale": 2.0, "box_shift": 0.1,
+                   "threshold": 1.7, "min_neighbors": 3, "scale_factor": 1.1, ...,
+                   "applies_to": "windows" | "images", "rejection": {...}, "stages": [...]},
      "sha256": "<hash of everything above>"}
 
+A model of Haar features always has its ``detection`` section: everything the detector
+reads besides the stumps' rectangles (:mod:`facedetect.model_detection`); version 1 files
+are migrated on read.
 ``operating_point`` is optional: a model written before it existed (or trained with
 ``--calibration-split 0``) decides at the raw threshold 0, and says so.
 
@@ -40,11 +46,13 @@ __all__ = ["model_document", "save_model", "estimator_from_document", "load_esti
 
 def model_document(model: BoostedStumps, features: dict | None = None,
                    training: dict | None = None, operating_point: dict | None = None,
-                   cost=None) -> dict:
+                   cost=None, detection: dict | None = None) -> dict:
     """The JSON-ready description of a fitted model.
 
     ``cost`` (default: the estimator's) is the cost the model serves; it differs from the
     estimator's for cost-free AdaBoost whose operating point carries the costs (AdaMEC).
+    A model of Haar features also has its ``detection`` section
+    (:func:`facedetect.model_detection.detection_section`).
 
     Examples
     --------
@@ -68,13 +76,16 @@ def model_document(model: BoostedStumps, features: dict | None = None,
     }
     if operating_point is not None:
         document["operating_point"] = operating_point
+    if detection is not None:
+        document["detection"] = detection
     document["sha256"] = digest(document)
     return document
 
 
 def save_model(path, model: BoostedStumps, features: dict | None = None,
-               training: dict | None = None) -> Path:
-    """Write the model atomically as JSON.
+               training: dict | None = None, detection: dict | None = None) -> Path:
+    """Write the model atomically as JSON (Haar ``features`` need their ``detection``
+    section: :func:`facedetect.model_detection.detection_section`).
 
     Examples
     --------
@@ -87,7 +98,8 @@ def save_model(path, model: BoostedStumps, features: dict | None = None,
     >>> document["algorithm"], document["cost"], loaded.predict(X).tolist()
     ('db', [1.0, 10.0], [0, 0, 1, 1])
     """
-    return save_document(path, model_document(model, features, training))
+    return save_document(path, model_document(model, features, training,
+                                              detection=detection))
 
 
 def estimator_from_document(document: dict) -> BoostedStumps:

@@ -1,0 +1,108 @@
+"""The model file's detection section: everything a scan reads in one section, and files of
+the previous release (version 1) migrated on read to scan exactly as they did."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import facedetect
+from facedetect.detector.api import shipped_model_path
+from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector.multiscale import params_for
+from facedetect.errors import FacedetectError
+from facedetect.model_file import load_document, save_document
+from facedetect.model_schema import check_document, digest
+
+MODELS = Path(__file__).resolve().parent / "models"
+# default.json as the previous release shipped it (version 1), and its 20-stage cascade
+PREVIOUS_DEFAULT = MODELS / "default_v1.json.gz"
+PREVIOUS_CASCADE = MODELS / "cascade.json"
+
+
+@pytest.fixture(scope="module")
+def previous_default() -> dict:
+    return json.loads(gzip.decompress(PREVIOUS_DEFAULT.read_bytes()))
+
+
+def _v1_sealed(document: dict) -> dict:
+    document["sha256"] = digest(document)
+    return document
+
+
+def test_the_previous_releases_default_loads_as_the_shipped_one(previous_default, tmp_path):
+    assert previous_default["version"] == 1 and "rejection" in previous_default["features"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(previous_default))
+    old, new = HaarDetectorModel.load(path), facedetect.load_model()
+    assert old.document["version"] == new.document["version"] == 2
+    assert old.document["sha256"] == digest(old.document)     # sealed anew
+    assert old.detection == new.detection and old.document["features"] == new.document["features"]
+    assert set(old.document["features"]) == {"kind", "normalization", "pool_index", "rects",
+                                             "tilted"}
+    from skimage import data
+    image = data.astronaut()
+    np.testing.assert_array_equal(facedetect.Detector(old).detect(image).boxes,
+                                  facedetect.detect(image).boxes)
+
+
+def test_the_previous_releases_cascade_keeps_its_stages_and_bilinear_levels():
+    model = HaarDetectorModel.load(PREVIOUS_CASCADE)
+    raw = json.loads(PREVIOUS_CASCADE.read_text())
+    assert raw["version"] == 1 and "stages" in raw and "pyramid" not in raw["detection"]
+    assert [n for n, _ in model.stages] == [st["stumps"] for st in raw["stages"]]
+    params = params_for(model)
+    assert (params.pyramid, params.step, params.min_neighbors) == ("linear", "auto", 3)
+    assert model.detection["window"] == raw["features"]["window"]
+    assert (model.detection["box_scale"], model.detection["box_shift"]) == (2.0, 0.1)
+
+
+def test_a_version_1_file_without_an_image_point_scans_at_its_window_point(
+        previous_default, tmp_path):
+    document = copy.deepcopy(previous_default)
+    del document["detection"]
+    del document["features"]["framing"]           # the oldest: in the training config only
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(_v1_sealed(document)))
+    model = HaarDetectorModel.load(path)
+    section = model.detection
+    assert model.image_point is None and section["applies_to"] == "windows"
+    assert section["threshold"] == document["operating_point"]["threshold"]
+    assert (section["framing"], section["box_scale"], section["box_shift"]) == (
+        2.2, 1.590909, 0.079545)
+    assert (section["min_size"], section["min_neighbors"], section["pyramid"]) == (24, 3, "area")
+    assert model.rejection is not None
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.pop("detection"), "needs its detection section"),
+    (lambda d: d["detection"].update(window=[24]), "detection.window"),
+    (lambda d: d["detection"].update(framing=9), "detection.framing"),
+    (lambda d: d["detection"].pop("box_scale"), "detection.box_scale"),
+    (lambda d: d["detection"].update(applies_to="pictures"), "applies_to"),
+    (lambda d: d["detection"].pop("pyramid"), "detection.pyramid"),
+    (lambda d: d["detection"]["rejection"].update(thresholds=[1.0]), "detection.rejection"),
+    (lambda d: d["detection"].update(stages=[{"stumps": 1, "threshold": 0.0}]),
+     "detection.stages"),
+    (lambda d: d["features"].update(window=[24, 24]), "unknown features field 'window'"),
+    (lambda d: d.update(stages=[]), "unknown field 'stages'"),
+])
+def test_a_bad_detection_section_is_refused_by_name(tmp_path, change, message):
+    document = copy.deepcopy(load_document(shipped_model_path()))
+    change(document)
+    path = save_document(tmp_path / "m.json", document)
+    with pytest.raises(FacedetectError, match=message):
+        HaarDetectorModel.load(path)
+
+
+def test_a_malformed_version_1_file_is_one_line(previous_default):
+    document = copy.deepcopy(previous_default)
+    document["operating_point"]["threshold"] = "high"
+    del document["detection"]
+    with pytest.raises(FacedetectError, match="malformed version 1 model"):
+        check_document(_v1_sealed(document), "old.json")
