@@ -250,7 +250,7 @@ def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negati
     monkeypatch.setattr(cascade_train, "_finished", real)
     resumed = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, resume=True,
                             progress=False)
-    assert resumed.model.document["stages"] == result.model.document["stages"]
+    assert resumed.model.detection["stages"] == result.model.detection["stages"]
     assert resumed.stop_reason == result.stop_reason
 
 
@@ -268,7 +268,7 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
         disconnect(client)
     alone = trained[0].model.document
     assert spread.model.document["stumps"] == alone["stumps"]
-    assert spread.model.document["stages"] == alone["stages"]
+    assert spread.model.detection["stages"] == alone["detection"]["stages"]
 
 
 def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults():
