@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from facedetect.sysinfo import machine, peak_rss_gib  # noqa: F401  (re-exported)
+from facedetect._utils.sysinfo import machine, peak_rss_gib  # noqa: F401  (re-exported)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

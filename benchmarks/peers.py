@@ -32,7 +32,7 @@ from facedetect.detector.image_evaluation import (evaluation_images, inside_boxe
                                                   iou_matrix, match, read_annotations)
 from facedetect.images import read_grey
 from facedetect.pipeline.wild import crop_recall, heldout_faces
-from facedetect.threads import wait_passively
+from facedetect._utils.threads import wait_passively
 
 from .cascade import IMAGES, median_seconds
 from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,

@@ -62,7 +62,7 @@ def child_one_process(storage: str, rounds: int) -> dict:
 def child_workers(storage: str, rounds: int, workers: int) -> dict:
     from facedetect.haar import haar_feature_pool
     from facedetect.pipeline.storage import HaarColumns
-    from facedetect.sysinfo import peak_rss_gib as worker_peak
+    from facedetect._utils.sysinfo import peak_rss_gib as worker_peak
     from facedetect.training import AdaBoostDB
     from facedetect.training.cluster import connect, disconnect
     from facedetect.training.sharded import ShardedFeatures

@@ -5,7 +5,7 @@ fresh processes.
 Run: ``python -m benchmarks.wait_policy [--rounds 8] [--repeat 3] [--busy]``
 
 ``train-detector`` leaves the policy to OpenMP (``unset``); ``detect`` and
-``evaluate-images`` ask for ``PASSIVE`` (:mod:`facedetect.threads`). The figure is the
+``evaluate-images`` ask for ``PASSIVE`` (:mod:`facedetect._utils.threads`). The figure is the
 median seconds per round of ``--rounds`` (as the model file records them, compilation
 left out), the median of ``--repeat`` fresh processes; with
 ``--busy`` also beside a busy-loop process holding one core.

@@ -62,7 +62,7 @@ def errors(path: Path) -> dict:
     from facedetect.data.cbcl import framed_windows
     from facedetect.data.wild_faces import (eye_line_for, face_windows, find_faces,
                                             load_wild_faces)
-    from facedetect.model_schema import model_framing
+    from facedetect.modelfile._schema import model_framing
     from facedetect.pipeline.wild import heldout_faces
     model = facedetect.load_model(path)
     framing = model_framing(model.document)

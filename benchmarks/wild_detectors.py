@@ -36,7 +36,7 @@ from facedetect.detector.api import load_model
 from facedetect.pipeline.augment import posterize_window
 from facedetect.pipeline.wild import crop_recall, heldout_faces
 from facedetect.detector.multiscale import detect_faces, params_for
-from facedetect.threads import wait_passively
+from facedetect._utils.threads import wait_passively
 
 from .cascade import IMAGES, OPENCV, dev_images, geometric_ratio, median_seconds
 from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,

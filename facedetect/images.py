@@ -8,7 +8,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import FacedetectError
-from .files import DEFAULT_MAX_PIXELS, check_regular_file
+from ._utils.files import DEFAULT_MAX_PIXELS, check_regular_file
 
 __all__ = ["DEFAULT_MAX_PIXELS", "read_colour", "read_grey", "to_grey"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .atomic import atomic_write_bytes
+from ._utils.atomic import atomic_write_bytes
 from .errors import FacedetectError
 from .metrics import lower_envelope
 

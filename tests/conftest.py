@@ -235,8 +235,8 @@ def shipped_default_digests() -> set[str]:
     import json
 
     from facedetect.detector.api import shipped_model_path
-    from facedetect.model_file import load_document
-    from facedetect.model_schema import check_document
+    from facedetect.modelfile._io import load_document
+    from facedetect.modelfile._schema import check_document
     shipped = load_document(shipped_model_path())
     digests = {shipped["sha256"]}
     previous = json.loads(gzip.decompress(

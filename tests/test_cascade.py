@@ -16,10 +16,10 @@ from facedetect.detector.export import cascade_xml
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.detector.scan import LevelScanner
 from facedetect.images import to_grey
-from facedetect.model_file import reseal
-from facedetect.model_schema import check_document
-from facedetect.model_detection import detection_section
-from facedetect.model_schema import model_framing
+from facedetect.modelfile._io import reseal
+from facedetect.modelfile._schema import check_document
+from facedetect.modelfile._detection import detection_section
+from facedetect.modelfile._schema import model_framing
 
 
 # The 20-stage cascade that shipped until the default model took its place (docs/cascades.md):

@@ -36,7 +36,7 @@ def negatives():
 def trained(data, negatives, tmp_path_factory):
     out = tmp_path_factory.mktemp("cascade") / "cascade.json"
     result = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False)
-    from facedetect.model_schema import digest
+    from facedetect.modelfile._schema import digest
     assert result.model.document["sha256"] == digest(result.model.document)
     return result, out
 

@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from facedetect.cli.main import main
-from facedetect.model_file import reseal
+from facedetect.modelfile._io import reseal
 
 SHIPPED = Path(__file__).resolve().parents[1] / "facedetect" / "models" / "default.json"
 
@@ -311,14 +311,14 @@ def test_after_an_interrupt_compiler_finalizer_errors_are_not_reported(monkeypat
     # An interrupt inside numba's compiler leaves llvmlite objects whose __del__ fails at
     # exit, after the one "interrupted" line: that is dropped, anything else still reported.
     import types
-    from facedetect.interrupts import quiet_compiler_finalizers
+    from facedetect._utils.interrupts import quiet_compiler_finalizers
     seen = []
     monkeypatch.setattr(sys, "unraisablehook", seen.append)
     quiet_compiler_finalizers()
 
     def finalizer():
         pass
-    for module in ("llvmlite.binding.ffi", "numba.core.dispatcher", "facedetect.model_file"):
+    for module in ("llvmlite.binding.ffi", "numba.core.dispatcher", "facedetect.modelfile._io"):
         finalizer.__module__ = module
         sys.unraisablehook(types.SimpleNamespace(object=finalizer, exc_type=AttributeError))
-    assert [u.object.__module__ for u in seen] == ["facedetect.model_file"]
+    assert [u.object.__module__ for u in seen] == ["facedetect.modelfile._io"]

@@ -34,7 +34,7 @@ def model():
 def seen(model, cbcl):
     """CBCL's windows as the shipped model sees them: its window and framing."""
     from facedetect.data.cbcl import framed_windows
-    from facedetect.model_schema import model_framing
+    from facedetect.modelfile._schema import model_framing
     return framed_windows(cbcl.images, cbcl.labels, model.window,
                           model_framing(model.document))
 
@@ -238,7 +238,7 @@ def test_rejection_thresholds_round_trip_and_are_validated(model, cbcl, seen, tm
     np.testing.assert_array_equal(loaded.rejection[1], pruned.rejection[1])
     document = json.loads(path.read_text())
     document["detection"]["rejection"]["thresholds"] = [1.0]
-    from facedetect.model_file import reseal
+    from facedetect.modelfile._io import reseal
     path.write_text(json.dumps(reseal(document)))
     with pytest.raises(Exception, match="rejection"):
         HaarDetectorModel.load(path)

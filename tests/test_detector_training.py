@@ -214,7 +214,7 @@ def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_mod
 
 
 def test_a_bad_detection_section_is_refused(plain_model, tmp_path):
-    from facedetect.model_file import load_document, reseal, save_document
+    from facedetect.modelfile._io import load_document, reseal, save_document
     for bad in ({"threshold": "x"}, {"min_neighbors": -1}, {"scale_factor": 1.0},
                 {"applies_to": "pictures"}, {"step": "fast"}, {"pyramid": "cubic"}):
         detection = {"threshold": 2.5, "min_neighbors": 4, "neighbor_margin": 1.0,

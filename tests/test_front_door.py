@@ -147,7 +147,7 @@ def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
         "models", "default.json").read_bytes())
     assert facedetect.load_model(copy).n_stumps == default.n_stumps
     assert facedetect.load_model(default) is default
-    from facedetect.model_schema import digest
+    from facedetect.modelfile._schema import digest
     for model in (default, cascade, facedetect.Detector().model):
         assert model.document["sha256"] == digest(model.document)
     windows = np.random.default_rng(0).integers(0, 256, (5, *default.window[::-1]), dtype=np.uint8)

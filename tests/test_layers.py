@@ -10,8 +10,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "facedetect"
 # Lowest first. A module may import its own package, any package of a lower layer, and
 # nothing beside it: packages that share a layer (training and detector) never import each
 # other, so the detector runs without the trainer and the trainer works on any matrix.
-BASE = {"errors", "limits", "costs", "registry", "_version", "atomic", "files", "progress", "interrupts", "sysinfo", "threads", "metrics", "plots", "model_schema", "model_detection",
-        "model_file", "images", "__init__"}
+BASE = {"errors", "limits", "costs", "_version", "_utils", "modelfile", "metrics", "plots",
+        "images", "__init__"}
 LAYERS = [
     [BASE],
     [{"haar"}],
@@ -130,4 +130,4 @@ def test_the_layer_check_catches_a_sideways_import():
     assert _forbidden("facedetect.training.bootstrap", "facedetect.detector.scan")
     assert _forbidden("facedetect.training.splits", "facedetect.data.cbcl")
     assert not _forbidden("facedetect.pipeline.train", "facedetect.detector.scan")
-    assert not _forbidden("facedetect.model_file", "facedetect.errors")
+    assert not _forbidden("facedetect.modelfile._io", "facedetect.errors")

@@ -16,8 +16,8 @@ from facedetect.detector.api import shipped_model_path
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.detector.multiscale import params_for
 from facedetect.errors import FacedetectError
-from facedetect.model_file import load_document, save_document
-from facedetect.model_schema import check_document, digest
+from facedetect.modelfile._io import load_document, save_document
+from facedetect.modelfile._schema import check_document, digest
 
 MODELS = Path(__file__).resolve().parent / "models"
 # default.json as the previous release shipped it (version 1), and its 20-stage cascade

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from facedetect.detector.multiscale import DetectionParams, detect_faces, params_for
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
-from facedetect.model_file import reseal
-from facedetect.model_schema import check_document
+from facedetect.modelfile._io import reseal
+from facedetect.modelfile._schema import check_document
 
 SHIPPED = Path(__file__).resolve().parents[1] / "facedetect" / "models" / "default.json"
 

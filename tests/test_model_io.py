@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from facedetect.errors import FacedetectError
-from facedetect.model_detection import detection_section
+from facedetect.modelfile._detection import detection_section
 from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
 from facedetect.training.model_io import load_estimator, save_model
 
@@ -63,7 +63,7 @@ def test_tampered_files_are_rejected(tmp_path, trained, change, message):
 
 def _resigned(path, change):
     """Malformed content with a valid checksum: validation must still catch it."""
-    from facedetect.model_file import digest as _digest
+    from facedetect.modelfile._io import digest as _digest
     document = json.loads(path.read_text())
     change(document)
     document["sha256"] = _digest(document)
@@ -126,7 +126,7 @@ def test_json_that_python_would_misread_is_refused(tmp_path, text, message):
 
 
 def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch):
-    from facedetect import model_file
+    from facedetect.modelfile import _io as model_file
     monkeypatch.setattr(model_file, "MAX_MODEL_BYTES", 100)
     (tmp_path / "m.json").write_text(" " * 101 + "{}")
     with pytest.raises(FacedetectError, match="more than the 100 bytes a model may have"):
@@ -136,7 +136,7 @@ def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch)
 
 
 def test_every_algorithm_name_is_known_to_the_schema():
-    from facedetect.model_file import ALGORITHM_NAMES
+    from facedetect.modelfile._io import ALGORITHM_NAMES
     from facedetect.training.model_io import FILE_CLASSES as ALGORITHMS
     assert set(ALGORITHM_NAMES) == set(ALGORITHMS)
 
@@ -148,7 +148,7 @@ def test_save_is_atomic(tmp_path, trained):
 
 
 def _with_operating_point(tmp_path, trained, calibration=None):
-    from facedetect.model_file import save_document
+    from facedetect.modelfile._io import save_document
     from facedetect.training.model_io import model_document
     from facedetect.training.operating_point import choose_operating_point
     model, X = trained
@@ -161,7 +161,7 @@ def _with_operating_point(tmp_path, trained, calibration=None):
 
 @pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
 def test_operating_point_round_trips(tmp_path, trained, calibration):
-    from facedetect.model_file import load_document
+    from facedetect.modelfile._io import load_document
     path, point = _with_operating_point(tmp_path, trained, calibration)
     stored = load_document(path)["operating_point"]
     assert stored["threshold"] == point.threshold and stored["calibration"] == point.calibration
@@ -183,7 +183,7 @@ def test_operating_point_round_trips(tmp_path, trained, calibration):
 ])
 def test_malformed_operating_point_is_rejected_even_with_a_fresh_checksum(
         tmp_path, trained, change, message):
-    from facedetect.model_file import load_document, reseal
+    from facedetect.modelfile._io import load_document, reseal
     path, _ = _with_operating_point(tmp_path, trained)
     document = json.loads(path.read_text())
     change(document["operating_point"])

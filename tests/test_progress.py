@@ -3,7 +3,7 @@
 import io
 import time
 
-from facedetect import progress
+from facedetect._utils import progress
 
 
 def _redraws(stream_is_terminal: bool, monkeypatch) -> int:

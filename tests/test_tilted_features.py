@@ -16,8 +16,8 @@ from facedetect.errors import FacedetectError
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.haar.features import ALL_FEATURE_TYPES, TILTED_TYPES
 from facedetect.haar.integral import tilted_integral_image
-from facedetect.model_file import reseal
-from facedetect.model_schema import check_document
+from facedetect.modelfile._io import reseal
+from facedetect.modelfile._schema import check_document
 
 from .conftest import plain_config
 

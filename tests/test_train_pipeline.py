@@ -15,7 +15,7 @@ from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoostDB
 from facedetect.pipeline.heldout import evaluate
-from facedetect.interrupts import terminate_as_interrupt
+from facedetect._utils.interrupts import terminate_as_interrupt
 from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
 from .conftest import plain_config
 
@@ -52,7 +52,7 @@ def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
     result = train_detector(plain_config((1, 5), 6), data, progress=False)
     model = result.model
     # sealed once, after everything it records (its training seconds too)
-    from facedetect.model_schema import digest
+    from facedetect.modelfile._schema import digest
     assert model.document["training"]["seconds"] > 0
     assert model.document["sha256"] == digest(model.document)
     pool = haar_feature_pool()
@@ -412,7 +412,7 @@ def test_a_memory_setting_too_small_is_refused_before_allocation(small_cbcl, tmp
 
 
 def test_a_second_writer_of_the_same_output_is_refused(tmp_path):
-    from facedetect.atomic import exclusive_output
+    from facedetect._utils.atomic import exclusive_output
     out = tmp_path / "m.json"
     with exclusive_output(out):
         with pytest.raises(FacedetectError, match="another run is writing"):
@@ -464,7 +464,7 @@ def test_resume_past_the_first_stage_needs_the_same_rounds(tmp_path):
 def test_a_tampered_checkpoint_is_refused(tmp_path):
     import json
 
-    from facedetect.model_file import reseal
+    from facedetect.modelfile._io import reseal
     from facedetect.training.boosting import TrainingState
     from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
@@ -489,7 +489,7 @@ def test_a_tampered_checkpoint_is_refused(tmp_path):
 def test_a_checkpoint_from_before_area_levels_is_refused(tmp_path):
     import json
 
-    from facedetect.model_file import reseal
+    from facedetect.modelfile._io import reseal
     from facedetect.training.boosting import TrainingState
     from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
@@ -556,7 +556,7 @@ def test_a_checkpoint_from_before_tilted_features_resumes(small_cbcl, tmp_path,
                                                           interrupt_after_two_rounds):
     # Checkpoints written before the tilted field existed trained on the basic pool: they
     # resume as tilted=False runs (and are refused as different settings with --tilted).
-    from facedetect.model_file import digest
+    from facedetect.modelfile._io import digest
     data = load_cbcl(small_cbcl)
     out = tmp_path / "m.json"
     with pytest.raises(FacedetectError, match="interrupted"):

@@ -9,10 +9,10 @@ from skimage.transform import AffineTransform, warp
 from facedetect.data.cbcl import FRAMING, framed_windows
 from facedetect.data.wild_faces import eye_line_for, window_transform
 from facedetect.detector.multiscale import box_mapping, params_for, window_to_box
-from facedetect.model_detection import detection_section, framing_box
+from facedetect.modelfile._detection import detection_section, framing_box
 from facedetect.detector.model import HaarDetectorModel
 from facedetect.errors import FacedetectError
-from facedetect.model_file import reseal, save_document
+from facedetect.modelfile._io import reseal, save_document
 from facedetect.pipeline.config import (TrainConfig, check_config, resolved_window,
                                         trains_cbcl_faces)
 

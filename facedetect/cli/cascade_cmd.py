@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..atomic import exclusive_output
+from .._utils.atomic import exclusive_output
 from ..errors import FacedetectError
 from ..pipeline.config import TrainConfig
 from ..pipeline.settings import CASCADE_LIMITS, CascadeConfig, RunOptions

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..costs import InvalidCost, check_cost
 from ..errors import FacedetectError, InterruptedRun
-from ..interrupts import (quiet_compiler_finalizers, redelivered_interrupts,
+from .._utils.interrupts import (quiet_compiler_finalizers, redelivered_interrupts,
                           terminate_as_interrupt)
 
 EXIT_USAGE = 2

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..detector.params import DetectionParams, InvalidScanSetting
 from ..errors import FacedetectError
-from ..files import DEFAULT_MAX_PIXELS
-from ..threads import wait_passively
+from .._utils.files import DEFAULT_MAX_PIXELS
+from .._utils.threads import wait_passively
 from .common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, standalone_main,
                      writable_folder)
 
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from ..detector.annotate import annotate
     from ..detector.api import find_faces
     from ..images import expand_inputs, read_colour, read_grey
-    wait_passively()   # scanning beside other work: see facedetect.threads
+    wait_passively()   # scanning beside other work: see facedetect._utils.threads
     detector = detector_from(args)
     model, params = detector.model, detector.params
     if model.image_point is None and args.threshold is None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..errors import FacedetectError
-from ..model_schema import model_framing
+from ..modelfile._schema import model_framing
 from .common import (bounded_int, describe_operating_point, finite_float, print_json,
                      standalone_main)
 

@@ -10,8 +10,8 @@ import json
 
 import numpy as np
 
-from ..threads import wait_passively
-from ..atomic import atomic_write_text
+from .._utils.threads import wait_passively
+from .._utils.atomic import atomic_write_text
 from ..errors import FacedetectError
 from .common import check_writable
 from .detect_cmd import add_scan_options, detector_from
@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
                                              read_annotations, scan_dataset, summarize)
     from ..detector.scan import LevelScanner
     from ..images import read_grey
-    from ..progress import progress_bar
-    wait_passively()   # scanning beside other work: see facedetect.threads
+    from .._utils.progress import progress_bar
+    wait_passively()   # scanning beside other work: see facedetect._utils.threads
     if args.curve:  # before hours of scanning, not after
         for path in _curve_paths(args.curve):
             check_writable(path, "--curve")

@@ -2,7 +2,7 @@
 interrupt guard, so Ctrl-C at any moment (while numpy, numba and OpenCV load, while the
 arguments are parsed) ends in one line and exit 130, as it does during the work.
 
-Only the standard library (and :mod:`facedetect.interrupts`, which uses nothing else) is
+Only the standard library (and :mod:`facedetect._utils.interrupts`, which uses nothing else) is
 imported here, before the guard.
 """
 
@@ -16,7 +16,7 @@ EXIT_INTERRUPTED = 130
 
 def _launch(module: str, prog: str) -> int:
     import signal
-    from ..interrupts import redelivered_interrupts   # the standard library only
+    from .._utils.interrupts import redelivered_interrupts   # the standard library only
     interrupted = []
 
     def on_interrupt(signum, frame):
@@ -40,7 +40,7 @@ def _launch(module: str, prog: str) -> int:
 
 
 def _interrupted(prog: str) -> int:
-    from ..interrupts import quiet_compiler_finalizers
+    from .._utils.interrupts import quiet_compiler_finalizers
     quiet_compiler_finalizers()
     print(f"{prog}: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED

@@ -9,9 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..atomic import exclusive_output
+from .._utils.atomic import exclusive_output
 from ..errors import FacedetectError
-from ..registry import ALGORITHMS as REGISTRY
+from ..modelfile._registry import ALGORITHMS as REGISTRY
 from ..pipeline.config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, TrainConfig,
                                check_config)
 from ..pipeline.settings import (DEFAULT_MEMORY_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,

@@ -13,7 +13,7 @@ from PIL import Image, UnidentifiedImageError
 
 from ..images import to_grey
 from ..errors import FacedetectError
-from ..model_schema import CBCL_FRAMING, CBCL_WINDOW
+from ..modelfile._schema import CBCL_FRAMING, CBCL_WINDOW
 from .cbcl_files import CLASSES, read_archive, read_folder
 from .locate import ARCHIVE_NAME, find_cbcl
 

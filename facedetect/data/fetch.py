@@ -208,7 +208,7 @@ def _check_local_source(url: str) -> None:
     never end."""
     if urllib.parse.urlsplit(url).scheme.lower() != "file":
         return
-    from ..files import check_regular_file
+    from .._utils.files import check_regular_file
     try:
         check_regular_file(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
     except IsADirectoryError:
@@ -237,7 +237,7 @@ def _download(url: str, out, progress: bool, timeout: float) -> str:
         total = int(response.headers.get("Content-Length") or 0) or None
         if total is not None and total > limit:
             raise FacedetectError(too_big)
-        from ..progress import progress_bar
+        from .._utils.progress import progress_bar
         with progress_bar(total=total, unit="B", unit_scale=True, desc=ARCHIVE_NAME,
                   disable=not progress) as bar:
             for block in _blocks(response, url):

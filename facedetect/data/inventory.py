@@ -7,7 +7,7 @@ import collections
 import hashlib
 from pathlib import Path
 
-from ..files import read_bounded
+from .._utils.files import read_bounded
 from .negatives import negative_files, split_negatives, split_training_negatives
 from .wild_faces import CSV_NAME, MAX_CSV_BYTES, _csv_rows
 

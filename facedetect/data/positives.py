@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..files import read_bounded
+from .._utils.files import read_bounded
 from ..images import read_grey
 from .negatives import IMAGE_SUFFIXES
 

@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..files import read_bounded
+from .._utils.files import read_bounded
 from ..images import read_grey
 from .cbcl import FRAMING
 from .locate import search_places
@@ -211,7 +211,7 @@ def load_wild_faces(folder: str | os.PathLike, warn=None, progress: bool = False
     del raw   # the rows are read one at a time: memory follows the faces kept
     crops, eyes, names, groups, sources, seen, skipped = [], [], [], [], [], set(), 0
     image_hashes, inside = [], folder.resolve()
-    from ..progress import progress_bar
+    from .._utils.progress import progress_bar
     for number, row in progress_bar(rows, desc="reading faces", unit="face", leave=False,
                             disable=True if not progress else None):   # None: a terminal
         face = _read_row(row, folder, inside, seen, digest)

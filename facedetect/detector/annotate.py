@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ..atomic import atomic_write_bytes
+from .._utils.atomic import atomic_write_bytes
 
 
 def annotate(pixels: np.ndarray, boxes, scores, path, colour=(0, 220, 0), extra=None) -> Path:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..atomic import atomic_write_text
+from .._utils.atomic import atomic_write_text
 from ..errors import FacedetectError
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FacedetectError
-from ..files import read_bounded
+from .._utils.files import read_bounded
 from .multiscale import DetectionParams, group_detections, scan_raw, window_to_box
 
 IOU_MATCH = 0.5

@@ -15,7 +15,7 @@ import numpy as np
 from ..haar import integral_image, squared_integral_image
 from ..haar.features import corner_weights
 from ..haar.integral import normalization_factors, tilted_integral_image
-from ..model_file import calibrated_probability, load_document, reseal, save_document
+from ..modelfile._io import calibrated_probability, load_document, reseal, save_document
 
 
 @dataclass
@@ -136,7 +136,7 @@ class HaarDetectorModel:
     @property
     def detection(self) -> dict:
         """Everything the detector reads besides the stumps' features (the model file's
-        ``detection`` section, :mod:`facedetect.model_detection`): window, framing, box
+        ``detection`` section, :mod:`facedetect.modelfile._detection`): window, framing, box
         mapping, scan settings, and stages and rejection where the model has them."""
         return self.document["detection"]
 

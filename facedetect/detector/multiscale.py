@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from ..errors import FacedetectError
-from ..model_detection import BOX_SCALE, BOX_SHIFT
+from ..modelfile._detection import BOX_SCALE, BOX_SHIFT
 from .grouping import MAX_WINDOWS, group_rectangles
 from .level_pool import level_threads, ordered_map
 from .params import DetectionParams
@@ -144,7 +144,7 @@ class Face(NamedTuple):
 
 def box_mapping(model) -> tuple[float, float]:
     """``(scale, shift)`` from a model's windows to its object boxes (its detection
-    section's: see :func:`facedetect.model_detection.framing_box`)."""
+    section's: see :func:`facedetect.modelfile._detection.framing_box`)."""
     detection = getattr(model, "detection", None) or {}
     return (float(detection.get("box_scale", BOX_SCALE)),
             float(detection.get("box_shift", BOX_SHIFT)))

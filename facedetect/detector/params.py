@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameter
 from ..limits import check_limited
-from ..model_schema import PYRAMIDS, SCAN_LIMITS
+from ..modelfile._schema import PYRAMIDS, SCAN_LIMITS
 
 __all__ = ["DetectionParams", "InvalidScanSetting"]
 

@@ -26,7 +26,7 @@ import copy
 import numpy as np
 
 from ..errors import FacedetectError
-from ..model_file import reseal
+from ..modelfile._io import reseal
 from .multiscale import params_for
 from .scan import reject_levels
 

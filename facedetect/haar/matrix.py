@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from .features import HaarFeaturePool
 from .integral import (integral_image, normalization_factors, squared_integral_image,

@@ -1,6 +1,6 @@
 """A trained estimator becomes a detector model: its document, operating points, rejection.
 
-The document (:mod:`facedetect.model_file`) is the one form of a model. Here the estimator's
+The document (:mod:`facedetect.modelfile._io`) is the one form of a model. Here the estimator's
 stumps get their Haar rectangles and the training record, the window operating point comes
 from the calibration windows, learnt rejection from the training faces, and the image
 operating point from the calibration negative pictures (:mod:`.image_point`).
@@ -14,9 +14,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..detector.model import HaarDetectorModel
-from ..model_detection import detection_section
-from ..model_schema import WILD_CALIBRATION
-from ..interrupts import terminate_as_interrupt
+from ..modelfile._detection import detection_section
+from ..modelfile._schema import WILD_CALIBRATION
+from .._utils.interrupts import terminate_as_interrupt
 from ..training.boosting import BoostedStumps
 from ..training.model_io import model_document
 from ..training.operating_point import choose_operating_point

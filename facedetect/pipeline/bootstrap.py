@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from ..detector.multiscale import DetectionParams, positive_windows
 from ..images import read_grey

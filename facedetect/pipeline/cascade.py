@@ -19,14 +19,14 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from ..detector.model import haar_values
-from ..interrupts import terminate_as_interrupt
+from .._utils.interrupts import terminate_as_interrupt
 from ..detector.model import HaarDetectorModel
-from ..model_detection import detection_section
-from ..model_file import FORMAT, VERSION, reseal
-from ..sysinfo import peak_rss_gib
+from ..modelfile._detection import detection_section
+from ..modelfile._io import FORMAT, VERSION, reseal
+from .._utils.sysinfo import peak_rss_gib
 from ..training.algorithms import AdaBoostDB
 from ..training.model_io import model_document
 from .assemble import framing_of, haar_features

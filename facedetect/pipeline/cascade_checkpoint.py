@@ -1,7 +1,7 @@
 """A cascade's checkpoint: the model file of its finished stages, plus the fields resuming
 reads, each checked by type and range.
 
-The model schema (:mod:`facedetect.model_schema`) checks what detecting with the stages
+The model schema (:mod:`facedetect.modelfile._schema`) checks what detecting with the stages
 needs; resuming also reads the training record's per-stage records (``cascade_stages``:
 the stopping rules look at their false-alarm rates, the report prints the rest) and
 slices the stumps by the stages. A checkpoint edited with a recomputed checksum is
@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import FacedetectError
-from ..model_file import load_document
-from ..model_schema import is_finite, is_int, is_list
+from ..modelfile._io import load_document
+from ..modelfile._schema import is_finite, is_int, is_list
 from .checkpoint import saved_config
 
 # Each record's fields, and the check each must pass.

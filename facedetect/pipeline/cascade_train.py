@@ -23,7 +23,7 @@ from ..data.positives import PositiveSet
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun
 from ..haar import haar_feature_pool
-from ..model_file import reseal
+from ..modelfile._io import reseal
 from .bootstrap import NegativeSet
 from .cascade_checkpoint import load_cascade_checkpoint
 from .cascade import (StageData, cascade_model, config_record,

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_write_bytes, atomic_write_text
+from .._utils.atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
-from ..files import read_bounded
-from ..model_file import digest, parse_json
-from ..model_schema import is_finite
+from .._utils.files import read_bounded
+from ..modelfile._io import digest, parse_json
+from ..modelfile._schema import is_finite
 from ..training.boosting import TrainingState
 from .bootstrap import MINING_PYRAMID, MiningState
 

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..costs import check_cost
 from ..errors import FacedetectError, InvalidParameter
-from ..model_schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
-from ..registry import ALGORITHMS
+from ..modelfile._schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
+from ..modelfile._registry import ALGORITHMS
 from ..limits import check_limited
 from ..training.splits import balanced_subset, stratified_holdout
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..data.cbcl import framed_windows
 from ..errors import FacedetectError
-from ..model_schema import model_framing
+from ..modelfile._schema import model_framing
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost, roc_points
 
 

@@ -28,7 +28,7 @@ record the false alarms ``detect`` gives with it (it only removes windows).
 from __future__ import annotations
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from ..detector.multiscale import (DetectionParams, group_detections, params_for, scan_best,
                                scanner_for)

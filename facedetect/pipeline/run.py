@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from ..errors import FacedetectError, InterruptedRun
-from ..interrupts import terminate_as_interrupt
+from .._utils.interrupts import terminate_as_interrupt
 from ..training.binned import BinnedFeatures
 from ..training.boosting import TrainingState
 from ..training.sharded import ShardedFeatures

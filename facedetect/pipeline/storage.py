@@ -18,7 +18,7 @@ import os
 import tempfile
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from ..errors import FacedetectError
 from ..haar import feature_matrix

@@ -20,7 +20,7 @@ import numpy as np
 from ..data.cbcl import framed_windows
 from ..detector.model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun, InvalidParameter
-from ..model_file import reseal
+from ..modelfile._io import reseal
 from ..haar import haar_feature_pool
 from ..training.boosting import TrainingState
 from .augment import degraded_negatives

@@ -19,7 +19,7 @@ from ..data.wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFaces
 from ..detector.api import Detector
 from ..detector.multiscale import params_for
 from ..errors import FacedetectError
-from ..model_schema import model_framing
+from ..modelfile._schema import model_framing
 from .augment import wild_training_windows
 
 

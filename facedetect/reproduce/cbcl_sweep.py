@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
-from ..atomic import atomic_write_text
+from .._utils.atomic import atomic_write_text
 from ..training.splits import balanced_subset, stratified_holdout, stratified_kfold
 from ..haar import feature_matrix, haar_feature_pool
 from ..errors import FacedetectError

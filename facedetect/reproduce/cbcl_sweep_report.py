@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
-from ..atomic import atomic_write_text
+from .._utils.atomic import atomic_write_text
 from .paper_figures import CBCL_TABLE
 from .cbcl_sweep import METHODS
 

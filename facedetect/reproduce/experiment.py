@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from ..training.splits import stratified_holdout, stratified_kfold
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost

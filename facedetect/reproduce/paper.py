@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from ..progress import progress_bar
+from .._utils.progress import progress_bar
 
 from .paper_figures import PAPER_COSTS
-from ..sysinfo import machine
+from .._utils.sysinfo import machine
 from .bayes import bayes_comparison
 from .datasets import ALL_DATASETS, load_experiment_data
 from .experiment import METHODS, run_dataset, warm_up

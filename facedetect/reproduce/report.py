@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_write_text
+from .._utils.atomic import atomic_write_text
 from .paper_figures import cost_key
 from .paper_tables import paper_tables
 from .tables import Table, asymmetry_verdict, cost_label

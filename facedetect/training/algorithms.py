@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from ..errors import FacedetectError
 from .boosting import BoostedStumps
-from ..registry import ALGORITHMS as REGISTRY
-from ..registry import FILE_ALGORITHMS
+from ..modelfile._registry import ALGORITHMS as REGISTRY
+from ..modelfile._registry import FILE_ALGORITHMS
 from .roots import normalized_costs
 from .rules import RoundState, min_loss_brute_force, select_binned
 
@@ -235,13 +235,13 @@ class Algorithm:
     description: str = ""
 
 
-# Each algorithm of the registry (facedetect.registry) with its estimator class.
+# Each algorithm of the registry (facedetect.modelfile._registry) with its estimator class.
 FILE_CLASSES = {cls.algorithm: cls for cls in (AdaBoostDB, CostSensitiveAdaBoost, AdaBoost,
                                                AsymmetricInitAdaBoost)}
 ALGORITHMS = {name: Algorithm(FILE_CLASSES[entry.file_name], dict(entry.params),
                               entry.uses_cost, entry.description)
               for name, entry in REGISTRY.items()}
-assert set(FILE_CLASSES) == set(FILE_ALGORITHMS), "facedetect.registry and the classes differ"
+assert set(FILE_CLASSES) == set(FILE_ALGORITHMS), "facedetect.modelfile._registry and the classes differ"
 
 
 def make_algorithm(name: str, n_rounds: int, cost=(1.0, 1.0), **params) -> BoostedStumps:

@@ -21,7 +21,7 @@ The file is plain data (never code, never pickle)::
      "sha256": "<hash of everything above>"}
 
 A model of Haar features always has its ``detection`` section: everything the detector
-reads besides the stumps' rectangles (:mod:`facedetect.model_detection`); version 1 files
+reads besides the stumps' rectangles (:mod:`facedetect.modelfile._detection`); version 1 files
 are migrated on read.
 ``operating_point`` is optional: a model written before it existed (or trained with
 ``--calibration-split 0``) decides at the raw threshold 0, and says so.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model_file import FORMAT, VERSION, digest, load_document, save_document
+from ..modelfile._io import FORMAT, VERSION, digest, load_document, save_document
 from .algorithms import FILE_CLASSES
 from .algorithms import AdaBoost, AdaBoostDB
 from .boosting import BoostedStumps
@@ -52,7 +52,7 @@ def model_document(model: BoostedStumps, features: dict | None = None,
     ``cost`` (default: the estimator's) is the cost the model serves; it differs from the
     estimator's for cost-free AdaBoost whose operating point carries the costs (AdaMEC).
     A model of Haar features also has its ``detection`` section
-    (:func:`facedetect.model_detection.detection_section`).
+    (:func:`facedetect.modelfile._detection.detection_section`).
 
     Examples
     --------
@@ -85,7 +85,7 @@ def model_document(model: BoostedStumps, features: dict | None = None,
 def save_model(path, model: BoostedStumps, features: dict | None = None,
                training: dict | None = None, detection: dict | None = None) -> Path:
     """Write the model atomically as JSON (Haar ``features`` need their ``detection``
-    section: :func:`facedetect.model_detection.detection_section`).
+    section: :func:`facedetect.modelfile._detection.detection_section`).
 
     Examples
     --------

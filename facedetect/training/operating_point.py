@@ -26,8 +26,8 @@ import numpy as np
 
 from ..errors import FacedetectError
 from ..metrics import normalized_expected_cost, probability_cost
-from ..model_file import calibrated_probability  # noqa: F401  (part of this module's API)
-from ..model_schema import CALIBRATIONS
+from ..modelfile._io import calibrated_probability  # noqa: F401  (part of this module's API)
+from ..modelfile._schema import CALIBRATIONS
 
 
 

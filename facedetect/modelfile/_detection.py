@@ -42,6 +42,16 @@ def framing_box(framing: float) -> dict:
     distances, that CBCL's window gives with ``BOX_SCALE`` and ``BOX_SHIFT`` (none at
     CBCL's framing: those are the defaults).
 
+    Parameters
+    ----------
+    framing : float
+        The window's width in eye distances.
+
+    Returns
+    -------
+    dict
+        ``box_scale`` and ``box_shift``, or nothing at CBCL's framing.
+
     Examples
     --------
     >>> framing_box(1.75), framing_box(2.2)
@@ -86,8 +96,19 @@ def detection_section(window, framing: float | None, threshold: float,
 
 
 def migrate(document: dict) -> dict:
-    """A version 1 document as version 2 (unsealed: the caller seals it); a scanning model
-    scans exactly as it did.
+    """A version 1 document as version 2; a scanning model scans exactly as it did.
+
+    Parameters
+    ----------
+    document : dict
+        A version 1 model document (its checksum already checked).
+
+    Returns
+    -------
+    dict
+        A new document: the window, framing and rejection moved from ``features`` and the
+        stages from the top level into ``detection``, which is made at the window
+        operating point where the file had none. Unsealed: :func:`check_document` seals it.
 
     Examples
     --------

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from .errors import FacedetectError
-from .files import read_bounded
-from .model_schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest, fail
+from ..errors import FacedetectError
+from .._utils.files import read_bounded
+from ._schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest, fail
 
 __all__ = ["ALGORITHM_NAMES", "FORMAT", "VERSION", "MAX_MODEL_BYTES", "calibrated_probability",
            "load_document", "reseal", "save_document"]
@@ -62,7 +62,36 @@ def _check_depth(value) -> None:
 
 
 def parse_json(text: str, path, what: str = "model file") -> object:
-    """``text`` as JSON with finite numbers, bounded integers and bounded nesting."""
+    """``text`` as JSON with finite numbers, bounded integers and bounded nesting.
+
+    Parameters
+    ----------
+    text : str
+    path : path or str
+        The file's name, for the message.
+    what : str
+        What the file is, for the message.
+
+    Returns
+    -------
+    object
+        The parsed value.
+
+    Raises
+    ------
+    FacedetectError
+        Invalid JSON, a number out of float range (``1e999``), an integer of more than
+        30 digits, NaN or Infinity, or nesting over 32 levels.
+
+    Examples
+    --------
+    >>> parse_json('{"a": [1, 2.5]}', "m.json")
+    {'a': [1, 2.5]}
+    >>> parse_json('{"a": 1e999}', "m.json")
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: m.json: invalid model file: the number 1e999 is out of range
+    """
     try:
         value = json.loads(text, parse_float=_parse_float, parse_int=_parse_int,
                            parse_constant=_parse_constant)
@@ -183,6 +212,6 @@ def save_document(path, document: dict):
     >>> load_document(copy)["training"]["note"], load_document(copy)["sha256"] != document["sha256"]
     ('copied', True)
     """
-    from .atomic import atomic_write_text
+    from .._utils.atomic import atomic_write_text
     document = reseal(dict(document))
     return atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")

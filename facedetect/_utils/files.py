@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import FacedetectError
+from ..errors import FacedetectError
 
 # Images above this many pixels are refused before they are decoded: a 12,000 x 12,000
 # photograph fits, and takes 1.25 GB at its peak to scan.

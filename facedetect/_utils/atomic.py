@@ -9,7 +9,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import FacedetectError
+from ..errors import FacedetectError
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:

@@ -10,9 +10,9 @@ import hashlib
 import json
 import math
 
-from .errors import FacedetectError
-from .model_detection import CBCL_FRAMING, migrate
-from .registry import FILE_ALGORITHMS
+from ..errors import FacedetectError
+from ._detection import CBCL_FRAMING, migrate
+from ._registry import FILE_ALGORITHMS
 
 # How a model's pyramid levels are resized (detection.pyramid): area averages, or OpenCV's
 # bilinear resize.
@@ -21,14 +21,14 @@ PYRAMIDS = ("area", "linear")
 FORMAT = "facedetect-model"
 VERSION = 2
 # Version 1 files (the detection fields spread over three sections) are migrated on read
-# (facedetect.model_detection).
+# (facedetect.modelfile._detection).
 READABLE_VERSIONS = (1, 2)
 MAX_STUMPS = 100_000
 # Far beyond any trained model (alphas are a few units, feature values at most ~1e6), and
 # small enough that sums of 100,000 stumps stay finite and fit OpenCV's float32.
 MAX_ALPHA = 1e6
 MAX_THRESHOLD = 1e9
-ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.registry
+ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.modelfile._registry
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
              "sha256"}
@@ -52,7 +52,27 @@ CALIBRATIONS = ("sigmoid", "isotonic")
 
 
 def digest(document: dict) -> str:
-    """SHA-256 of the document without its ``sha256`` field, in canonical JSON."""
+    """SHA-256 of the document without its ``sha256`` field, in canonical JSON.
+
+    Parameters
+    ----------
+    document : dict
+        A model document.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits; the same for equal documents whatever their key order.
+
+    See Also
+    --------
+    reseal : store it in the document.
+
+    Examples
+    --------
+    >>> digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1, "sha256": "old"})
+    True
+    """
     body = {k: v for k, v in document.items() if k != "sha256"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -80,8 +100,36 @@ def is_list(value, check, min_length: int = 0, max_length: int = 10 ** 7) -> boo
 
 
 def check_document(document, path) -> dict:
-    """``document`` if every field is what the loader and the scanner expect; otherwise a
-    :class:`FacedetectError` naming the first field that is not."""
+    """``document`` if every field is what the loader and the scanner expect.
+
+    Parameters
+    ----------
+    document : object
+        A parsed model file (untrusted).
+    path : path or str
+        The file's name, for the message.
+
+    Returns
+    -------
+    dict
+        The document; a version 1 document migrated to this version and sealed anew.
+
+    Raises
+    ------
+    FacedetectError
+        One line naming the first field that is not sound.
+
+    See Also
+    --------
+    load_document : read a file and check it.
+
+    Examples
+    --------
+    >>> check_document({"format": "facedetect-model", "version": 9}, "m.json")
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: m.json: invalid model file: unsupported version '9' (this reads 1, 2)
+    """
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         fail(path, "not a facedetect model (format field missing)")
     if document.get("version") not in READABLE_VERSIONS or not is_int(document.get("version")):
