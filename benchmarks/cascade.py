@@ -27,9 +27,9 @@ import numpy as np
 from PIL import Image
 from skimage import data
 
-from facedetect.detector.api import load_model
-from facedetect.detector.multiscale import detect_faces, params_for, scanner_for
-from facedetect.detector.export import export_opencv
+from facedetect.detector._api import load_model
+from facedetect.detector._multiscale import detect_faces, params_for, scanner_for
+from facedetect.detector._export import export_opencv
 from facedetect.images import to_grey
 
 from .common import machine, write_results

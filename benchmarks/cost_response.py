@@ -17,11 +17,11 @@ import time
 
 from tqdm.auto import tqdm
 
-from facedetect.training.splits import stratified_kfold
-from facedetect.reproduce.paper_figures import PAPER_COSTS
-from facedetect.reproduce.cbcl_sweep import Fold, fold_results
-from facedetect.reproduce.cbcl_sweep_report import mean_table, summary
-from facedetect.reproduce.datasets import ALL_DATASETS, load_experiment_data
+from facedetect.training._splits import stratified_kfold
+from facedetect.reproduce._paper_figures import PAPER_COSTS
+from facedetect.reproduce._cbcl_sweep import Fold, fold_results
+from facedetect.reproduce._cbcl_sweep_report import mean_table, summary
+from facedetect.reproduce._datasets import ALL_DATASETS, load_experiment_data
 
 from .common import machine, write_results
 

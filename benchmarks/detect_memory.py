@@ -44,7 +44,7 @@ def main() -> dict:
     with tempfile.TemporaryDirectory() as folder:
         for label, path in _images(Path(folder)).items():
             measure = [sys.executable, "-c",
-                       "import resource, sys; from facedetect.cli.detect_cmd import main; "
+                       "import resource, sys; from facedetect.cli._detect_cmd import main; "
                        "main([sys.argv[1]]); "
                        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)", str(path)]
             start = time.perf_counter()

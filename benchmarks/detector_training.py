@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from facedetect.data.negatives import find_negatives, negative_files, split_negatives
-from facedetect.detector.multiscale import detect_faces, params_for
+from facedetect.data._negatives import find_negatives, negative_files, split_negatives
+from facedetect.detector._multiscale import detect_faces, params_for
 from facedetect.images import read_grey
-from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector._model import HaarDetectorModel
 
 from .common import machine, write_results
 

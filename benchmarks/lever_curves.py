@@ -26,9 +26,9 @@ ALARM_LEVELS = (0.25, 0.3, 0.35, 0.4, 0.45)           # where the curves are com
 def curve(path: str, held, pictures) -> dict:
     """``{threshold, recall, alarms}`` lists for one model over ``OFFSETS``."""
     import facedetect
-    from facedetect.detector.multiscale import detect_faces, params_for
+    from facedetect.detector._multiscale import detect_faces, params_for
     from facedetect.images import read_grey
-    from facedetect.pipeline.wild import crop_recall
+    from facedetect.pipeline._wild import crop_recall
 
     from .wild_detectors import COMPARED, pooled
     model = facedetect.load_model(path)
@@ -66,7 +66,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--label", default="lever_curves")
     args = parser.parse_args(argv)
     import facedetect
-    from facedetect.pipeline.wild import heldout_faces
+    from facedetect.pipeline._wild import heldout_faces
     faces, pictures = wild_data(None)
     held = heldout_faces(facedetect.load_model(args.models[0]), faces)
     results = {"machine": machine(), "offsets": OFFSETS,

@@ -97,7 +97,7 @@ def tilted_matrix(windows: np.ndarray, matrix) -> np.ndarray:
     ones (OpenCV's variance factor)."""
     import cv2
 
-    from facedetect.haar.matrix import window_scales
+    from facedetect.haar._matrix import window_scales
     tilted = np.stack([cv2.integral3(w)[2].ravel() for w in windows]).astype(np.float64)
     values = (matrix @ tilted.T).T
     return (values * window_scales(windows)[:, None]).astype(np.float32)
@@ -121,10 +121,10 @@ def check_tilted() -> None:
 def windows_for_probe(faces_used: int, seed: int):
     """``(train windows, train labels, test faces, test hard, test random)``."""
     import facedetect
-    from facedetect.data.negatives import (find_negatives, negative_files, split_negatives,
+    from facedetect.data._negatives import (find_negatives, negative_files, split_negatives,
                                            split_training_negatives)
-    from facedetect.pipeline.bootstrap import hard_negatives, random_windows
-    from facedetect.pipeline.wild import split_wild_faces
+    from facedetect.pipeline._bootstrap import hard_negatives, random_windows
+    from facedetect.pipeline._wild import split_wild_faces
 
     from .common import wild_data
     faces, held_pictures = wild_data(None)

@@ -26,7 +26,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     import cv2
     import facedetect
-    from facedetect.pipeline.wild import heldout_faces
+    from facedetect.pipeline._wild import heldout_faces
     faces, pictures = wild_data(None)
     detectors = [ours(m) for m in args.models]
     held = heldout_faces(facedetect.load_model(args.models[0]), faces)

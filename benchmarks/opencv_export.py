@@ -25,10 +25,10 @@ import cv2
 import numpy as np
 
 import facedetect
-from facedetect.detector.staging import exported_form
-from facedetect.detector.multiscale import box_mapping, window_to_box
-from facedetect.detector.export import export_opencv
-from facedetect.detector.image_evaluation import (evaluation_images, inside_boxes, match,
+from facedetect.detector._staging import exported_form
+from facedetect.detector._multiscale import box_mapping, window_to_box
+from facedetect.detector._export import export_opencv
+from facedetect.detector._image_evaluation import (evaluation_images, inside_boxes, match,
                                                   read_annotations)
 from facedetect.images import read_grey
 
@@ -68,12 +68,12 @@ SCHEDULES = {"4, 8, 16, ... (shipped)": (4, 8, 16, 32, 64, 128, 256, 512),
 def stumps_per_window(model, threshold: float, pictures: int = 30) -> dict:
     """Mean stumps evaluated per window of ``pictures`` training negative pictures (at
     three scales, every fourth window): the soft cascade, and each cut schedule of
-    :mod:`facedetect.detector.staging` (a stage re-evaluates its prefix)."""
+    :mod:`facedetect.detector._staging` (a stage re-evaluates its prefix)."""
     import os
 
-    from facedetect.data.negatives import find_negatives, negative_files, split_negatives
-    from facedetect.detector.scan import reject_levels
-    from facedetect.detector.staging import stage_cuts
+    from facedetect.data._negatives import find_negatives, negative_files, split_negatives
+    from facedetect.detector._scan import reject_levels
+    from facedetect.detector._staging import stage_cuts
     folder = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
     if folder is None:
         return {}

@@ -22,13 +22,13 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from facedetect.data import load_cbcl
-from facedetect.training.splits import stratified_holdout, stratified_kfold
+from facedetect.training._splits import stratified_holdout, stratified_kfold
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.metrics import binary_rates
-from facedetect.reproduce.paper_figures import PAPER_COSTS
-from facedetect.reproduce.datasets import ALL_DATASETS, load_experiment_data
+from facedetect.reproduce._paper_figures import PAPER_COSTS
+from facedetect.reproduce._datasets import ALL_DATASETS, load_experiment_data
 from facedetect.training import AdaBoostDB
-from facedetect.training.threshold import CostSensitiveThreshold
+from facedetect.training._threshold import CostSensitiveThreshold
 
 from .common import machine, write_results
 

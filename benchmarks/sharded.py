@@ -40,7 +40,7 @@ def _round_seconds(estimator) -> float:
 
 def child_one_process(storage: str, rounds: int) -> dict:
     from facedetect.haar import haar_feature_pool
-    from facedetect.pipeline.storage import compact_features, exact_features
+    from facedetect.pipeline._storage import compact_features, exact_features
     from facedetect.training import AdaBoostDB
     images, y, exact = _job(storage)
     pool = haar_feature_pool(19, 19)
@@ -61,11 +61,11 @@ def child_one_process(storage: str, rounds: int) -> dict:
 
 def child_workers(storage: str, rounds: int, workers: int) -> dict:
     from facedetect.haar import haar_feature_pool
-    from facedetect.pipeline.storage import HaarColumns
+    from facedetect.pipeline._storage import HaarColumns
     from facedetect._utils.sysinfo import peak_rss_gib as worker_peak
     from facedetect.training import AdaBoostDB
-    from facedetect.training.cluster import connect, disconnect
-    from facedetect.training.sharded import ShardedFeatures
+    from facedetect.training._cluster import connect, disconnect
+    from facedetect.training._sharded import ShardedFeatures
     images, y, exact = _job(storage)
     pool = haar_feature_pool(19, 19)
     client = connect(workers=workers)

@@ -18,11 +18,11 @@ import time
 import numpy as np
 
 from facedetect.data import load_cbcl
-from facedetect.training.splits import stratified_holdout
+from facedetect.training._splits import stratified_holdout
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.reproduce.experiment import RuleComparingDB
-from facedetect.training.stumps import presort
+from facedetect.reproduce._experiment import RuleComparingDB
+from facedetect.training._stumps import presort
 
 from .common import machine, peak_rss_mb, write_results
 

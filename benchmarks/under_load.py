@@ -28,12 +28,12 @@ import json, sys, time, numpy as np
 from PIL import Image
 from skimage import data
 import numba
-from facedetect.detector.api import load_model
-from facedetect.detector.multiscale import detect_faces, params_for, scanner_for
+from facedetect.detector._api import load_model
+from facedetect.detector._multiscale import detect_faces, params_for, scanner_for
 from facedetect.images import to_grey
 from facedetect.training import AdaBoostDB
-from facedetect.training.binned import BinnedFeatures
-from facedetect.detector import scan
+from facedetect.training._binned import BinnedFeatures
+from facedetect.detector import _scan as scan
 if sys.argv[1] != "default":
     scan.PARALLEL_MIN_WINDOWS = int(sys.argv[1])
 

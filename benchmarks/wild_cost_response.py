@@ -47,8 +47,8 @@ def train(cost: str, out: Path) -> float:
 def held_out_negative_windows(window) -> np.ndarray:
     """Random windows of the held-out fifth of the negative pictures: never mined, never
     calibrated on."""
-    from facedetect.data.negatives import find_negatives, negative_files, split_negatives
-    from facedetect.pipeline.bootstrap import random_windows
+    from facedetect.data._negatives import find_negatives, negative_files, split_negatives
+    from facedetect.pipeline._bootstrap import random_windows
     held = split_negatives(negative_files(find_negatives(None)))[1]
     return random_windows(held, HELD_OUT_WINDOWS, seed=0, window=tuple(window),
                           warn=lambda line: None)
@@ -59,11 +59,11 @@ def errors(path: Path) -> dict:
     at the model's window operating point and at the raw threshold 0."""
     import facedetect
     from facedetect.data import load_cbcl
-    from facedetect.data.cbcl import framed_windows
-    from facedetect.data.wild_faces import (eye_line_for, face_windows, find_faces,
+    from facedetect.data._cbcl import framed_windows
+    from facedetect.data._wild_faces import (eye_line_for, face_windows, find_faces,
                                             load_wild_faces)
     from facedetect.modelfile._schema import model_framing
-    from facedetect.pipeline.wild import heldout_faces
+    from facedetect.pipeline._wild import heldout_faces
     model = facedetect.load_model(path)
     framing = model_framing(model.document)
     faces = load_wild_faces(find_faces(None), warn=lambda line: None)

@@ -7,7 +7,7 @@ Run: ``python -m benchmarks.wild_detectors --models default,cascade [--label NAM
   ``$FACEDETECT_FACES`` (or ``--faces``) at the model's own settings; OpenCV's
   ``haarcascade_frontalface_default.xml`` and ``alt2`` at theirs (scale 1.1, 3 neighbours,
   min size 19). A face is found when a box holds both eyes and is at most 1.5 times the
-  detector's own median box width (:func:`facedetect.pipeline.wild.crop_recall`). OpenCV is compared on MTFL and
+  detector's own median box width (:func:`facedetect.pipeline._wild.crop_recall`). OpenCV is compared on MTFL and
   Caltech, whose crops are loose enough for its framing; UTKFace and Yale B are reported
   apart.
 - Grainy held-out faces: the same MTFL and Caltech crops with Gaussian grain (sd
@@ -32,10 +32,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from facedetect.detector.api import load_model
-from facedetect.pipeline.augment import posterize_window
-from facedetect.pipeline.wild import crop_recall, heldout_faces
-from facedetect.detector.multiscale import detect_faces, params_for
+from facedetect.detector._api import load_model
+from facedetect.pipeline._augment import posterize_window
+from facedetect.pipeline._wild import crop_recall, heldout_faces
+from facedetect.detector._multiscale import detect_faces, params_for
 from facedetect._utils.threads import wait_passively
 
 from .cascade import IMAGES, OPENCV, dev_images, geometric_ratio, median_seconds
@@ -73,7 +73,7 @@ def speed(models: dict, repeat: int) -> list[dict]:
     from PIL import Image
     from skimage import data
     from facedetect.images import to_grey
-    from facedetect.detector.multiscale import scanner_for
+    from facedetect.detector._multiscale import scanner_for
     opencv = opencv_detector(OPENCV[0])
     rows = []
     for image in IMAGES:

@@ -9,7 +9,7 @@ The front door::
     model = facedetect.load_model("default")        # the shipped model, or a model file
     result = facedetect.train_detector(facedetect.TrainConfig(cost=(1, 10)))
 
-``detect`` and ``load_model`` find faces (:mod:`facedetect.detector.api`);
+``detect`` and ``load_model`` find faces (:mod:`facedetect.detector._api`);
 ``train_detector`` and ``TrainConfig`` train detectors with the command's recipe
 (:mod:`facedetect.pipeline`); the estimators (``AdaBoostDB`` and its siblings) boost on
 any feature matrix (:mod:`facedetect.training`). They are imported on first use, so that
@@ -25,19 +25,19 @@ from .errors import FacedetectError
 
 # name -> the module that defines it; imported on first use (PEP 562).
 _FRONT_DOOR = {
-    "detect": "facedetect.detector.api",
-    "Detector": "facedetect.detector.api",
-    "load_model": "facedetect.detector.api",
-    "Detections": "facedetect.detector.multiscale",
-    "DetectionParams": "facedetect.detector.params",
-    "HaarDetectorModel": "facedetect.detector.model",
-    "train_detector": "facedetect.pipeline.train",
-    "TrainConfig": "facedetect.pipeline.config",
-    "TrainResult": "facedetect.pipeline.train",
-    "AdaBoostDB": "facedetect.training.algorithms",
-    "CostSensitiveAdaBoost": "facedetect.training.algorithms",
-    "AdaBoost": "facedetect.training.algorithms",
-    "AsymmetricInitAdaBoost": "facedetect.training.algorithms",
+    "detect": "facedetect.detector._api",
+    "Detector": "facedetect.detector._api",
+    "load_model": "facedetect.detector._api",
+    "Detections": "facedetect.detector._multiscale",
+    "DetectionParams": "facedetect.detector._params",
+    "HaarDetectorModel": "facedetect.detector._model",
+    "train_detector": "facedetect.pipeline._train",
+    "TrainConfig": "facedetect.pipeline._config",
+    "TrainResult": "facedetect.pipeline._train",
+    "AdaBoostDB": "facedetect.training._algorithms",
+    "CostSensitiveAdaBoost": "facedetect.training._algorithms",
+    "AdaBoost": "facedetect.training._algorithms",
+    "AsymmetricInitAdaBoost": "facedetect.training._algorithms",
 }
 
 __all__ = ["FacedetectError", "__version__", *_FRONT_DOOR]

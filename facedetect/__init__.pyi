@@ -3,13 +3,13 @@ editors and type checkers see the names and their signatures here."""
 
 from ._version import __version__ as __version__
 from .errors import FacedetectError as FacedetectError
-from .detector.api import detect as detect, Detector as Detector, load_model as load_model
-from .detector.multiscale import Detections as Detections
-from .detector.params import DetectionParams as DetectionParams
-from .detector.model import HaarDetectorModel as HaarDetectorModel
-from .pipeline.train import train_detector as train_detector, TrainResult as TrainResult
-from .pipeline.config import TrainConfig as TrainConfig
-from .training.algorithms import (
+from .detector._api import detect as detect, Detector as Detector, load_model as load_model
+from .detector._multiscale import Detections as Detections
+from .detector._params import DetectionParams as DetectionParams
+from .detector._model import HaarDetectorModel as HaarDetectorModel
+from .pipeline._train import train_detector as train_detector, TrainResult as TrainResult
+from .pipeline._config import TrainConfig as TrainConfig
+from .training._algorithms import (
     AdaBoostDB as AdaBoostDB,
     CostSensitiveAdaBoost as CostSensitiveAdaBoost,
     AdaBoost as AdaBoost,

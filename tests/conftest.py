@@ -95,7 +95,7 @@ def pytest_collection_modifyitems(config, items):
 def data_places(name: str) -> list[Path]:
     """Where the tests look for a data set, as the commands do: its environment variable,
     ``./data/<name>`` (the README's layout), the user cache, then the shared copy."""
-    from facedetect.data.locate import user_cache_dir
+    from facedetect.data._locate import user_cache_dir
     variable = ENV_VARS.get(name, "")
     value = USER_ENV[variable] if variable in USER_ENV else os.environ.get(variable)
     places = [Path(value)] if value and value.lower() != "none" else []
@@ -221,7 +221,7 @@ def interrupt_after_two_rounds(monkeypatch):
 def plain_config(cost=(1.0, 1.0), rounds: int = 200, **fields):
     """A TrainConfig of the plain window classifier (no mirror, jitter or bootstrapping,
     every feature searched): the paper's experiment, quick to train; ``fields`` override."""
-    from facedetect.pipeline.config import TrainConfig
+    from facedetect.pipeline._config import TrainConfig
     settings = dict(cost=tuple(cost), rounds=rounds, mirror=False, jitter=0,
                     bootstrap_rounds=0, stage_rounds=None, max_features=None)
     return TrainConfig(**{**settings, **fields})
@@ -234,7 +234,7 @@ def shipped_default_digests() -> set[str]:
     import gzip
     import json
 
-    from facedetect.detector.api import shipped_model_path
+    from facedetect.detector._api import shipped_model_path
     from facedetect.modelfile._io import load_document
     from facedetect.modelfile._schema import check_document
     shipped = load_document(shipped_model_path())

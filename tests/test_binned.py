@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from facedetect.training.binned import (MAX_EDGES, BinnedFeatures, binned_candidate_errors,
+from facedetect.training._binned import (MAX_EDGES, BinnedFeatures, binned_candidate_errors,
                                         binned_root_search, quantile_bins)
-from facedetect.training.roots import solve_alpha, static_parameters
-from facedetect.training.algorithms import make_algorithm
-from facedetect.training.search import conditional_root_search
-from facedetect.training.stumps import presort
+from facedetect.training._roots import solve_alpha, static_parameters
+from facedetect.training._algorithms import make_algorithm
+from facedetect.training._search import conditional_root_search
+from facedetect.training._stumps import presort
 
 
 def _brute_force_max_root(binned, weights, is_positive, a, b, cp, cn):

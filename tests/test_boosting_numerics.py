@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from facedetect.training import AdaBoost, AdaBoostDB, AsymmetricInitAdaBoost, CostSensitiveAdaBoost
-from facedetect.training.cs_roots import cs_solve_scalar, cs_solve_scipy, cs_solve_vectorized
-from facedetect.training.roots import (
+from facedetect.training._cs_roots import cs_solve_scalar, cs_solve_scipy, cs_solve_vectorized
+from facedetect.training._roots import (
     ALPHA_CAP,
     root_function,
     normalized_costs,

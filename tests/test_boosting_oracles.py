@@ -87,9 +87,9 @@ def test_loss_rule_on_haar_features_equals_brute_force(haar_problem):
 @pytest.mark.parametrize("cost", [(1, 5), (7, 1), (1, 1)])
 def test_vectorized_cs_equals_scalar_cs(cost):
     """Same round state, both solvers: the same stump unless two losses tie to 1e-12."""
-    from facedetect.training.roots import normalized_costs, static_parameters
-    from facedetect.training.rules import RoundState, min_loss_brute_force
-    from facedetect.training.stumps import presort
+    from facedetect.training._roots import normalized_costs, static_parameters
+    from facedetect.training._rules import RoundState, min_loss_brute_force
+    from facedetect.training._stumps import presort
     X, y = small_problem(n=120, n_angles=8, seed=5)
     values_t = np.ascontiguousarray(X.T)
     order = presort(values_t)
@@ -157,7 +157,7 @@ def test_asymmetric_init_shifts_towards_the_costly_class():
 def test_radix_presort_equals_numpy_stable_argsort(n_samples):
     """The radix presort, shared by both sides of every stump-search oracle, checked
     against numpy's stable sort: ties, signed zeros, negatives, infinities, subnormals."""
-    from facedetect.training.stumps import boundary, decode, presort
+    from facedetect.training._stumps import boundary, decode, presort
     rng = np.random.default_rng(n_samples)
     special = np.array([0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 3.4e38, -3.4e38],
                        np.float32)

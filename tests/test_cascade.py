@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facedetect.data.cbcl import framed_windows
-from facedetect.detector.api import shipped_model_path
-from facedetect.detector.export import cascade_xml
-from facedetect.detector.model import HaarDetectorModel
-from facedetect.detector.scan import LevelScanner
+from facedetect.data._cbcl import framed_windows
+from facedetect.detector._api import shipped_model_path
+from facedetect.detector._export import cascade_xml
+from facedetect.detector._model import HaarDetectorModel
+from facedetect.detector._scan import LevelScanner
 from facedetect.images import to_grey
 from facedetect.modelfile._io import reseal
 from facedetect.modelfile._schema import check_document
@@ -203,8 +203,8 @@ def box_agreement(model, greys, params, tmp_path) -> tuple[int, int, int]:
     """``(our boxes, OpenCV's, ours overlapping one of OpenCV's at IoU >= 0.5)``: our
     detect against detectMultiScale running the export (scale 1.1, 3 neighbours). The
     pyramids round a little differently, so boxes are matched by overlap."""
-    from facedetect.detector.multiscale import detect_faces
-    from facedetect.detector.image_evaluation import iou_matrix
+    from facedetect.detector._multiscale import detect_faces
+    from facedetect.detector._image_evaluation import iou_matrix
 
     path = tmp_path / "cascade.xml"
     path.write_text(cascade_xml(model, model.threshold))
@@ -224,7 +224,7 @@ def box_agreement(model, greys, params, tmp_path) -> tuple[int, int, int]:
 def test_detect_and_opencv_find_the_same_boxes(cascade, tmp_path):
     from skimage import data
 
-    from facedetect.detector.multiscale import DetectionParams
+    from facedetect.detector._multiscale import DetectionParams
 
     params = DetectionParams(scale_factor=1.1, step="auto", min_size=cascade.window[0],
                              threshold=cascade.threshold, min_neighbors=3)
@@ -253,7 +253,7 @@ def test_the_shipped_cascade_finds_opencvs_boxes_on_photographs(tmp_path):
     import glob
     from pathlib import Path
 
-    from facedetect.detector.multiscale import params_for
+    from facedetect.detector._multiscale import params_for
     from facedetect.images import read_grey
 
     dev = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mit-cmu-dev"

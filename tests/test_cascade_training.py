@@ -8,13 +8,13 @@ import pytest
 
 from facedetect.data import load_cbcl
 from facedetect.errors import FacedetectError, InterruptedRun
-from facedetect.pipeline import cascade as cascade_module
-from facedetect.pipeline.bootstrap import NegativeSet, skimage_negatives
-from facedetect.pipeline.cascade import stage_threshold
-from facedetect.pipeline.settings import CascadeConfig
-from facedetect.pipeline.cascade_train import train_cascade
-from facedetect.pipeline.config import TrainConfig, split_indices
-from facedetect.pipeline.settings import RunOptions
+from facedetect.pipeline import _cascade as cascade_module
+from facedetect.pipeline._bootstrap import NegativeSet, skimage_negatives
+from facedetect.pipeline._cascade import stage_threshold
+from facedetect.pipeline._settings import CascadeConfig
+from facedetect.pipeline._cascade_train import train_cascade
+from facedetect.pipeline._config import TrainConfig, split_indices
+from facedetect.pipeline._settings import RunOptions
 
 CONFIG = TrainConfig(cost=(2, 1), jitter=0, mirror=True)
 RULES = CascadeConfig(stages=3, min_hit_rate=0.95, max_false_alarm_rate=0.5,
@@ -140,7 +140,7 @@ def test_options_are_checked_before_training(data, negatives):
 
 
 def test_a_searched_stage_cost_keeps_the_fewest_stumps(data, negatives):
-    from facedetect.pipeline.settings import SEARCHED_COSTS
+    from facedetect.pipeline._settings import SEARCHED_COSTS
     rules = CascadeConfig(stages=1, min_hit_rate=0.95, max_stumps_per_stage=25,
                           negatives_per_stage=150, search_cost=True)
     searched = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
@@ -159,7 +159,7 @@ def test_a_searched_stage_cost_keeps_the_fewest_stumps(data, negatives):
 def test_info_file_boxes_are_cut_and_resized(tmp_path):
     from PIL import Image
 
-    from facedetect.data.positives import load_positives_info
+    from facedetect.data._positives import load_positives_info
     picture = np.zeros((60, 80), np.uint8)
     picture[10:30, 20:40] = 200                       # a bright 20x20 square
     Image.fromarray(picture).save(tmp_path / "p.png")
@@ -178,7 +178,7 @@ def test_info_file_boxes_are_cut_and_resized(tmp_path):
 def test_bad_info_lines_are_refused_with_their_line_number(tmp_path, line, message):
     from PIL import Image
 
-    from facedetect.data.positives import load_positives_info
+    from facedetect.data._positives import load_positives_info
     Image.fromarray(np.zeros((60, 80), np.uint8)).save(tmp_path / "p.png")
     (tmp_path / "info.dat").write_text(line + "\n")
     with pytest.raises(FacedetectError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -188,7 +188,7 @@ def test_bad_info_lines_are_refused_with_their_line_number(tmp_path, line, messa
 def test_a_stretched_sample_is_warned_about(tmp_path):
     from PIL import Image
 
-    from facedetect.data.positives import load_positive_folder
+    from facedetect.data._positives import load_positive_folder
     Image.fromarray(np.zeros((20, 40), np.uint8)).save(tmp_path / "wide.png")
     Image.fromarray(np.zeros((24, 26), np.uint8)).save(tmp_path / "fine.png")
     lines = []
@@ -223,7 +223,7 @@ def test_cascade_flags_are_checked_on_the_command_line(args, message, toy_cbcl_d
 
 
 def test_a_cascade_is_evaluated_on_its_held_out_split(trained, data, recwarn):
-    from facedetect.pipeline.heldout import evaluate
+    from facedetect.pipeline._heldout import evaluate
     result, _ = trained
     report = evaluate(result.model, data)
     _, held = split_indices(data.labels, CONFIG)
@@ -237,7 +237,7 @@ def test_a_cascade_is_evaluated_on_its_held_out_split(trained, data, recwarn):
 
 def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negatives, tmp_path,
                                                           monkeypatch):
-    from facedetect.pipeline import cascade_train
+    from facedetect.pipeline import _cascade_train as cascade_train
     result, _ = trained
     out = tmp_path / "c.json"
     real = cascade_train._finished
@@ -259,7 +259,7 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
     same stumps and stage thresholds as in one process."""
     pytest.importorskip("distributed", reason="Dask is the optional extra "
                         "'facedetect[distributed]'")
-    from facedetect.training.cluster import connect, disconnect
+    from facedetect.training._cluster import connect, disconnect
     client = connect(workers=2)
     try:
         spread = train_cascade(CONFIG, RULES, data, negatives=negatives, progress=False,
@@ -273,13 +273,13 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
 
 def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults():
     import argparse
-    from facedetect.cli.cascade_cmd import ONE_STAGE_FLAGS
-    from facedetect.cli.train_cmd import configure
+    from facedetect.cli._cascade_cmd import ONE_STAGE_FLAGS
+    from facedetect.cli._train_cmd import configure
     parser = argparse.ArgumentParser()
     configure(parser)
     defaults = vars(parser.parse_args([]))
-    from facedetect.pipeline.config import TrainConfig
-    from facedetect.pipeline.settings import RunOptions
+    from facedetect.pipeline._config import TrainConfig
+    from facedetect.pipeline._settings import RunOptions
     for flag, (name, _) in ONE_STAGE_FLAGS.items():
         source = RunOptions if name == "checkpoint_every" else TrainConfig()
         assert defaults[name] == getattr(source, name), flag

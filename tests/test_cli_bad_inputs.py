@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facedetect.cli.main import main
+from facedetect.cli._main import main
 from facedetect.modelfile._io import reseal
 
 SHIPPED = Path(__file__).resolve().parents[1] / "facedetect" / "models" / "default.json"
@@ -204,7 +204,7 @@ def test_r3_7_a_curve_name_is_taken_as_given(workspace, capsys):
 @pytest.mark.parametrize("cost, prior", [((1, 1e6), 1e-12), ((5e-324, 1e-323), 1e-12),
                                          ((1e300, 1e300), 0.999999999999)])
 def test_r3_8_operating_points_at_the_extremes_are_finite(cost, prior):
-    from facedetect.training.operating_point import choose_operating_point
+    from facedetect.training._operating_point import choose_operating_point
     rng = np.random.default_rng(0)
     labels = np.r_[np.zeros(60), np.ones(40)]
     scores = rng.normal(2 * labels - 1)
@@ -219,7 +219,7 @@ def test_r3_11_a_silent_scheduler_is_refused_within_the_limit():
     import socket
     import time
     from facedetect.errors import FacedetectError
-    from facedetect.training.cluster import handshake
+    from facedetect.training._cluster import handshake
     pytest.importorskip("distributed")
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -232,7 +232,7 @@ def test_r3_11_a_silent_scheduler_is_refused_within_the_limit():
 
 
 def test_r3_12_shipped_names_and_every_command_described(workspace, capsys):
-    from facedetect.cli.main import build_parser
+    from facedetect.cli._main import build_parser
     assert main(["show", "default", "--out", "f.png"]) == 0
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices
@@ -243,7 +243,7 @@ def test_r3_12_shipped_names_and_every_command_described(workspace, capsys):
 
 
 def test_r3_16_empty_feature_values_are_refused_not_read_past():
-    from facedetect.training.binned import quantile_bins
+    from facedetect.training._binned import quantile_bins
     with pytest.raises(ValueError, match="at least one sample"):
         quantile_bins(np.empty((5, 0), np.float32))
 
@@ -288,7 +288,7 @@ def test_an_interrupt_that_an_import_turned_into_an_error_is_still_130(monkeypat
     import os
     import signal
     import time
-    from facedetect.cli import launch
+    from facedetect.cli import _launch as launch
 
     def import_interrupted(name):
         try:

@@ -23,7 +23,7 @@ def test_version_and_help():
 HEAVY = ("cv2", "numba", "sklearn", "scipy", "PIL", "skimage", "matplotlib", "dask")
 READ_FLAGS = r"""
 import contextlib, io, sys
-from facedetect.cli import main, train_cmd, detect_cmd, evaluate_cmd
+from facedetect.cli import _main as main, _train_cmd as train_cmd, _detect_cmd as detect_cmd, _evaluate_cmd as evaluate_cmd
 for argv, entry in ((["--version"], main.main), (["--help"], main.main),
                     (["train", "--bogus"], main.main), (["--help"], train_cmd.main),
                     (["--help"], detect_cmd.main), (["--help"], evaluate_cmd.main),
@@ -69,7 +69,7 @@ def test_usage_error_is_one_line():
 
 
 def test_explicit_data_places_never_fall_through(tmp_path, monkeypatch, capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     monkeypatch.setenv("FACEDETECT_DATA", str(tmp_path / "typo"))
     assert main(["data", "info"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -79,7 +79,7 @@ def test_explicit_data_places_never_fall_through(tmp_path, monkeypatch, capsys):
 
 
 def test_non_finite_thresholds_are_refused(capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     for argv in (["detect", "x.jpg", "--threshold", "nan"],
                  ["export-opencv", "m.json", "o.xml", "--threshold", "inf"],
                  ["evaluate", "m.json", "--threshold", "nan"]):
@@ -96,14 +96,14 @@ def test_non_finite_thresholds_are_refused(capsys):
      "does not exist"),
 ])
 def test_outputs_are_checked_before_the_work(argv, message, capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     assert main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
 
 
 def test_detect_output_names_are_unique(tmp_path):
-    from facedetect.cli.detect_cmd import _output_names
+    from facedetect.cli._detect_cmd import _output_names
     files = [tmp_path / "a.jpg", tmp_path / "a.png", tmp_path / "b" / "a.jpg", tmp_path / "c.jpg"]
     names = _output_names(files)
     assert len(set(names.values())) == 4
@@ -114,7 +114,7 @@ def test_detect_output_names_are_unique(tmp_path):
 def test_errors_carry_the_command_name(tmp_path):
     for argv, prefix in (([sys.executable, "-m", "facedetect", "evaluate", "missing.json"],
                           "facedetect evaluate: error:"),
-                         ([sys.executable, "-c", "import sys; from facedetect.cli.evaluate_cmd "
+                         ([sys.executable, "-c", "import sys; from facedetect.cli._evaluate_cmd "
                            "import main; sys.exit(main(['missing.json']))"],
                           "evaluate-detector: error:")):
         result = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -125,7 +125,7 @@ def test_library_warnings_reach_the_user_as_one_line(capsys):
     import argparse
     import warnings
 
-    from facedetect.cli.common import run_safely
+    from facedetect.cli._common import run_safely
 
     def noisy(args):
         warnings.warn("invalid value encountered\n  in divide", RuntimeWarning)
@@ -138,7 +138,7 @@ def test_library_warnings_reach_the_user_as_one_line(capsys):
 def test_an_interrupted_run_exits_130_with_how_to_resume(capsys):
     import argparse
 
-    from facedetect.cli.common import run_safely
+    from facedetect.cli._common import run_safely
     from facedetect.errors import InterruptedRun
 
     def stopped(args):
@@ -153,8 +153,8 @@ def test_data_info_describes_every_set(cbcl_dir, negatives_dir, capsys):
     # The faces and negatives reports count what training reads: the CSV's rows by
     # source (the loader's own count of the shared set: 26,980) and the negatives'
     # three parts (the splits training uses).
-    from facedetect.cli.main import main
-    from facedetect.data.negatives import (negative_files, split_negatives,
+    from facedetect.cli._main import main
+    from facedetect.data._negatives import (negative_files, split_negatives,
                                            split_training_negatives)
     from .conftest import needs_data
     faces = needs_data("faces", "faces.csv")
@@ -171,7 +171,7 @@ def test_data_info_describes_every_set(cbcl_dir, negatives_dir, capsys):
 
 
 def test_data_info_says_which_sets_are_missing(cbcl_dir, tmp_path, monkeypatch, capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     for variable in ("FACEDETECT_FACES", "FACEDETECT_NEGATIVES"):

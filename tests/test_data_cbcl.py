@@ -5,7 +5,7 @@ from PIL import Image
 import pytest
 
 from facedetect.data import find_cbcl, load_cbcl
-from facedetect.data.locate import ENV_VAR
+from facedetect.data._locate import ENV_VAR
 from facedetect.errors import DataNotFoundError, FacedetectError
 
 from .conftest import pgm_bytes, random_windows, write_official_archive
@@ -133,7 +133,7 @@ def _pgm_with_maxval(maxval: int, seed: int = 0, shape=(19, 19)) -> bytes:
 def test_pgm_any_maxval_decodes_as_detect_reads_it(tmp_path, maxval):
     from PIL import Image
 
-    from facedetect.data.cbcl import decode_window
+    from facedetect.data._cbcl import decode_window
     from facedetect.images import to_grey
     for seed in range(3):
         path = tmp_path / f"w{maxval}_{seed}.pgm"
@@ -152,7 +152,7 @@ def test_pgm_any_maxval_decodes_as_detect_reads_it(tmp_path, maxval):
     (b"P5\n19 19\n100\n" + bytes(300), r"w\.pgm: truncated PGM \(300 of 361 pixel bytes\)"),
 ])
 def test_pgm_bad_maxval_or_truncation_is_a_clean_error(data, message):
-    from facedetect.data.cbcl import decode_window
+    from facedetect.data._cbcl import decode_window
     with pytest.raises(FacedetectError, match=message):
         decode_window(data, "w.pgm")
 
@@ -197,7 +197,7 @@ def test_oversized_window_member_is_refused_before_it_is_read(tmp_path, monkeypa
 
 
 def test_oversized_nested_archive_is_refused(tmp_path, monkeypatch):
-    from facedetect.data import cbcl_files as cbcl_module
+    from facedetect.data import _cbcl_files as cbcl_module
     monkeypatch.setattr(cbcl_module, "MAX_NESTED_BYTES", 1000)
     windows = random_windows(6)
     archive = write_official_archive(tmp_path / "faces.tar.gz", {"train": {
@@ -245,14 +245,14 @@ def test_archive_errors_name_the_archive_and_member_on_one_line(tmp_path, inner,
 
 
 def test_data_info_errors_name_the_subcommand(tmp_path, capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     assert main(["data", "info", "--data", str(tmp_path / "missing")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("facedetect data info: error: ")
 
 
 def test_a_huge_file_in_a_data_folder_is_refused_before_reading(tmp_path, monkeypatch):
-    from facedetect.data import cbcl_files as cbcl_module
+    from facedetect.data import _cbcl_files as cbcl_module
     for cls in ("face", "non-face"):
         (tmp_path / "train" / cls).mkdir(parents=True)
         for k in range(3):

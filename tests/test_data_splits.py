@@ -9,7 +9,7 @@ from facedetect.data import (
     make_two_clouds,
     projection_features,
 )
-from facedetect.training.splits import balanced_subset, stratified_holdout, stratified_kfold
+from facedetect.training._splits import balanced_subset, stratified_holdout, stratified_kfold
 
 LABELS = np.r_[np.ones(40, np.int8), np.zeros(60, np.int8)]
 

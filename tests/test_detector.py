@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facedetect.detector import multiscale as detect_module
-from facedetect.detector.multiscale import DetectionParams, detect_faces, scan_raw
-from facedetect.detector.image_evaluation import (ImageResult, evaluation_images, iou_matrix,
+from facedetect.detector import _multiscale as detect_module
+from facedetect.detector._multiscale import DetectionParams, detect_faces, scan_raw
+from facedetect.detector._image_evaluation import (ImageResult, evaluation_images, iou_matrix,
                                                  match, read_annotations, summarize)
-from facedetect.detector.export import cascade_xml, opencv_rects, opencv_threshold
-from facedetect.detector.grouping import group_rectangles
+from facedetect.detector._export import cascade_xml, opencv_rects, opencv_threshold
+from facedetect.detector._grouping import group_rectangles
 from facedetect.images import read_grey, to_grey
-from facedetect.detector.model import HaarDetectorModel
-from facedetect.detector import scan as scan_module
-from facedetect.detector.scan import LevelScanner
+from facedetect.detector._model import HaarDetectorModel
+from facedetect.detector import _scan as scan_module
+from facedetect.detector._scan import LevelScanner
 from facedetect.errors import FacedetectError
-from facedetect.detector.api import shipped_model_path
+from facedetect.detector._api import shipped_model_path
 
 from .conftest import needs_data
 
@@ -33,7 +33,7 @@ def model():
 @pytest.fixture(scope="module")
 def seen(model, cbcl):
     """CBCL's windows as the shipped model sees them: its window and framing."""
-    from facedetect.data.cbcl import framed_windows
+    from facedetect.data._cbcl import framed_windows
     from facedetect.modelfile._schema import model_framing
     return framed_windows(cbcl.images, cbcl.labels, model.window,
                           model_framing(model.document))
@@ -98,7 +98,7 @@ def test_refined_scan_is_the_step_1_scan_near_promising_coarse_windows(model, as
     above the threshold that are on the coarse grid or next to a coarse window above the
     coarse threshold (by default REFINE_MARGIN below the threshold; lower or equal under a
     neighbour margin), with the same scores; strips do not change that."""
-    from facedetect.detector.scan import REFINE_MARGIN
+    from facedetect.detector._scan import REFINE_MARGIN
     # Below 0 the shipped model's windows are dense enough for the coarse threshold to
     # matter (checked at the end).
     threshold = 0.0 if coarse_below is None else -10.0
@@ -178,7 +178,7 @@ def test_soft_rejection_loses_at_most_its_budget_of_the_faces_above_the_threshol
     threshold whose running score falls under a level somewhere; it is within budget, the
     next bolder quantile is not, budget 0 is the minimum (direct backward pruning), and
     the scanner drops exactly the faces the levels say."""
-    from facedetect.detector.pruning import QUANTILES
+    from facedetect.detector._pruning import QUANTILES
     faces = seen[cbcl.labels == 1]
     scores = model.running_scores(faces)
     threshold = float(np.quantile(scores[:, -1], 0.3))
@@ -215,7 +215,7 @@ def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut
 
 
 def test_learnt_levels_move_down_in_proportion_to_the_alpha_spent(model):
-    from facedetect.detector.scan import reject_levels
+    from facedetect.detector._scan import reject_levels
     learnt = model.rejection[1]
     spent = np.cumsum(model.alphas) / model.alphas.sum()
     # Below the last learnt level, and below the levels' reference as well (a refined
@@ -292,7 +292,7 @@ def test_grouping_keeps_the_best_score():
 
 
 def test_hysteresis_grouping_counts_near_misses_as_support():
-    from facedetect.detector.multiscale import group_detections
+    from facedetect.detector._multiscale import group_detections
     # A face: one window above the threshold, four near misses around it. Texture: four
     # windows just under the threshold, none above. A lone strong window: no support.
     face = [[10, 10, 20, 20], [11, 10, 20, 20], [10, 11, 20, 20], [9, 10, 20, 20],
@@ -311,7 +311,7 @@ def test_hysteresis_grouping_counts_near_misses_as_support():
 
 
 def test_zero_margin_grouping_is_group_rectangles_above_the_threshold():
-    from facedetect.detector.multiscale import group_detections
+    from facedetect.detector._multiscale import group_detections
     rng = np.random.default_rng(5)
     for _ in range(50):
         rects = np.column_stack([rng.integers(0, 80, (40, 2)),
@@ -333,7 +333,7 @@ def test_astronaut_face_is_found(model, astronaut):
 
 
 def test_a_wide_window_scans_a_wide_image_on_every_level_that_fits():
-    from facedetect.detector.multiscale import pyramid_scales
+    from facedetect.detector._multiscale import pyramid_scales
     params = DetectionParams(scale_factor=1.5, min_size=30)
     scales = pyramid_scales(300, 40, (30, 10), params)
     # brute force: every scale of the geometric series whose window fits both sides
@@ -343,7 +343,7 @@ def test_a_wide_window_scans_a_wide_image_on_every_level_that_fits():
 
 
 def test_pyramid_scales_and_steps():
-    from facedetect.detector.multiscale import pyramid_scales, step_at
+    from facedetect.detector._multiscale import pyramid_scales, step_at
     params = DetectionParams(scale_factor=1.25, min_size=24)
     scales = pyramid_scales(100, 80, 19, params)
     assert scales[0] == pytest.approx(1.25 ** 2) and 19 * scales[-1] <= 80
@@ -596,12 +596,12 @@ def test_bad_annotation_lines_are_refused_with_their_number(tmp_path, line):
 
 
 def test_duplicate_and_outside_boxes_are_refused(tmp_path):
-    from facedetect.detector.image_evaluation import scan_dataset
+    from facedetect.detector._image_evaluation import scan_dataset
     path = tmp_path / "boxes.txt"
     path.write_text("a.png 1 2 30 40\nb.png 1 1 9 9\na.png 1 2 30 40\n")
     with pytest.raises(FacedetectError, match="boxes.txt:3: the same box twice for a.png"):
         read_annotations(path)
-    from facedetect.detector.image_evaluation import inside_boxes
+    from facedetect.detector._image_evaluation import inside_boxes
     # Faces the border cuts are clipped to the image; a box wholly outside is skipped,
     # each with a warning (issue 26: real annotation sets hold such close-ups).
     with pytest.warns(UserWarning, match="wholly outside the 320x240 image; skipped"):
@@ -649,7 +649,7 @@ def test_a_declared_giant_is_refused_before_decoding(tmp_path):
 
 
 def test_grouping_refuses_more_windows_than_its_bound(monkeypatch):
-    from facedetect.detector import grouping
+    from facedetect.detector import _grouping as grouping
     monkeypatch.setattr(grouping, "MAX_WINDOWS", 10)
     rects = np.tile([5, 5, 20, 20], (11, 1))
     with pytest.raises(FacedetectError, match="raise it"):
@@ -657,7 +657,7 @@ def test_grouping_refuses_more_windows_than_its_bound(monkeypatch):
 
 
 def test_tree_pair_search_equals_all_pairs():
-    from facedetect.detector.grouping import _similar_pairs
+    from facedetect.detector._grouping import _similar_pairs
     rng = np.random.default_rng(3)
     rects = np.column_stack([rng.integers(0, 400, 700), rng.integers(0, 300, 700),
                              rng.integers(5, 120, (700, 2))])
@@ -673,9 +673,9 @@ def test_tree_pair_search_equals_all_pairs():
 
 
 def test_serial_and_parallel_scans_give_identical_windows(astronaut, monkeypatch):
-    from facedetect.detector import scan
-    from facedetect.detector.multiscale import DetectionParams, scan_raw, scanner_for
-    from facedetect.detector.api import load_model
+    from facedetect.detector import _scan as scan
+    from facedetect.detector._multiscale import DetectionParams, scan_raw, scanner_for
+    from facedetect.detector._api import load_model
     model = load_model(None)
     results = []
     for limit in (0, 10 ** 12):   # every call parallel, then every call serial

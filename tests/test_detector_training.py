@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from facedetect.data import load_cbcl
-from facedetect.data.negatives import (find_negatives, fingerprint, is_held_out,
+from facedetect.data._negatives import (find_negatives, fingerprint, is_held_out,
                                        negative_files, split_negatives,
                                        split_training_negatives)
-from facedetect.detector.multiscale import DetectionParams, detect_faces, params_for
+from facedetect.detector._multiscale import DetectionParams, detect_faces, params_for
 from facedetect.errors import DataNotFoundError, FacedetectError
-from facedetect.pipeline.bootstrap import (MiningState, NegativeSet, hard_negatives,
+from facedetect.pipeline._bootstrap import (MiningState, NegativeSet, hard_negatives,
                                            mining_steps)
-from facedetect.pipeline.image_point import (choose_image_threshold, false_alarm_rates,
+from facedetect.pipeline._image_point import (choose_image_threshold, false_alarm_rates,
                                              scan_pictures)
-from facedetect.pipeline.train import TrainConfig, train_detector
+from facedetect.pipeline._train import TrainConfig, train_detector
 from .conftest import plain_config
 
 
@@ -130,7 +130,7 @@ def test_an_interrupted_bootstrap_resumes_to_the_identical_model(small_cbcl, tmp
     data = load_cbcl(small_cbcl)
     negatives = NegativeSet.find(_write_pictures(tmp_path / "neg", 80, size=(70, 70)))
     config = plain_config((1, 5), 5, bootstrap_rounds=2, bootstrap_limit=120)
-    import facedetect.pipeline.bootstrap as bootstrap
+    import facedetect.pipeline._bootstrap as bootstrap
     original = bootstrap.positive_windows
     calls = {"n": 0, "stop": None}
 
@@ -189,7 +189,7 @@ def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
         assert rate * megapixels == pytest.approx(count)
     # From the top down to the first rate above the target: the same choice as the whole
     # curve gives, for every target.
-    from facedetect.pipeline.image_point import rates_down_to_target
+    from facedetect.pipeline._image_point import rates_down_to_target
     thresholds = np.linspace(-2.0, 3.0, 11)
     whole = false_alarm_rates(raw, megapixels, thresholds, 3, 0.0)
     for target in sorted(set(whole.tolist())) + [-1.0, 1e9]:
@@ -239,7 +239,7 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert summary["detection"]["applies_to"] == "images"
     document = json.loads(out.read_text())
     config = document["training"]["config"]
-    from facedetect.pipeline.config import TrainConfig
+    from facedetect.pipeline._config import TrainConfig
     recipe = TrainConfig()
     assert config["mirror"] and config["jitter"] == 3
     assert (config["bootstrap_rounds"], config["max_features"]) == (

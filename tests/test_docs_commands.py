@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from facedetect.cli.main import build_parser
+from facedetect.cli._main import build_parser
 
 REPO = Path(__file__).resolve().parents[1]
 STANDALONE = {"train-detector": "train", "evaluate-detector": "evaluate", "detect": "detect"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from facedetect.data import check_archive, fetch_cbcl, load_cbcl
-from facedetect.data import fetch as fetch_module
+from facedetect.data import _fetch as fetch_module
 from facedetect.errors import FacedetectError
 
 from .conftest import pgm_bytes, random_windows, write_official_archive
@@ -80,7 +80,7 @@ SMALL_COUNTS = {"train": {"face": 2, "non-face": 3}, "test": {"face": 1, "non-fa
 @pytest.fixture
 def small_official(tmp_path, monkeypatch) -> Path:
     """An archive in the official layout whose counts are, for this test, the official ones."""
-    from facedetect.data import cbcl
+    from facedetect.data import _cbcl as cbcl
     monkeypatch.setattr(cbcl, "OFFICIAL_COUNTS", SMALL_COUNTS)   # fetch reads it on use
     windows = random_windows(5, seed=3)
     (tmp_path / "src").mkdir()
@@ -193,7 +193,7 @@ def test_destination_that_cannot_be_created_is_a_clean_error(small_official, tmp
 
 
 def _cli(argv, capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     code = main(argv)
     captured = capsys.readouterr()
     return code, captured.out, captured.err.strip().splitlines()
@@ -229,7 +229,7 @@ def test_cli_fetch_errors_are_one_line_named_after_the_verb(small_official, caps
 
 
 def test_cli_fetch_sha256_option_and_help(capsys):
-    from facedetect.cli.main import main
+    from facedetect.cli._main import main
     with pytest.raises(SystemExit) as raised:
         main(["data", "fetch", "--sha256", "xyz"])
     assert raised.value.code == 2 and "64 hexadecimal digits" in capsys.readouterr().err

@@ -114,7 +114,7 @@ def test_a_detector_prepared_once_answers_as_detect_does(tmp_path, monkeypatch):
 def test_detect_loads_a_model_file_once_until_it_changes(tmp_path, monkeypatch):
     import os
 
-    from facedetect.detector.model import HaarDetectorModel
+    from facedetect.detector._model import HaarDetectorModel
     copy = tmp_path / "mine.json"
     copy.write_bytes(importlib.resources.files("facedetect").joinpath(
         "models", "default.json").read_bytes())
@@ -158,13 +158,13 @@ def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
 
 
 def test_the_command_reads_its_defaults_from_the_library():
-    from facedetect.cli.main import build_parser
-    from facedetect.cli.train_cmd import config_from
+    from facedetect.cli._main import build_parser
+    from facedetect.cli._train_cmd import config_from
     args = build_parser().parse_args(["train"])
     assert config_from(args) == facedetect.TrainConfig()
     from facedetect.pipeline import CascadeConfig, RunOptions
     from facedetect.reproduce import PaperConfig
-    from facedetect.reproduce.cbcl_sweep import SweepSettings
+    from facedetect.reproduce._cbcl_sweep import SweepSettings
     for config in (facedetect.TrainConfig, facedetect.DetectionParams, CascadeConfig,
                    RunOptions, PaperConfig, SweepSettings):
         with pytest.raises(TypeError):
@@ -176,7 +176,7 @@ def test_the_command_reads_its_defaults_from_the_library():
 
 def test_one_cost_check_for_the_flag_the_config_and_the_estimators():
     from facedetect.costs import InvalidCost
-    from facedetect.pipeline.config import check_config
+    from facedetect.pipeline._config import check_config
     bad = (1.0, 2e6)
     with pytest.raises(InvalidCost, match="ratio"):
         check_config(facedetect.TrainConfig(cost=bad))
@@ -193,7 +193,7 @@ def test_detection_reads_nothing_of_the_training_record():
     import copy
 
     from skimage import data
-    from facedetect.detector.model import HaarDetectorModel
+    from facedetect.detector._model import HaarDetectorModel
     model = facedetect.load_model()
     document = copy.deepcopy(model.document)
     for section in ("training", "operating_point"):

@@ -4,7 +4,7 @@ from skimage.feature import haar_like_feature, haar_like_feature_coord
 from skimage.transform import integral_image as sk_integral_image
 
 from facedetect.haar import FEATURE_TYPES, feature_matrix, haar_feature_pool
-from facedetect.haar.matrix import window_scales
+from facedetect.haar._matrix import window_scales
 
 from .conftest import random_windows
 

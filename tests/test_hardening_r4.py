@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 import facedetect
-from facedetect.data.wild_faces import load_wild_faces
+from facedetect.data._wild_faces import load_wild_faces
 from facedetect.errors import FacedetectError
 
 from .test_wild_faces import write_faces
@@ -170,7 +170,7 @@ def test_images_as_cv2_and_pillow_users_hand_them_are_read():
 
 
 def test_train_config_fields_are_checked_as_the_flags_check_them():
-    from facedetect.pipeline.config import check_config
+    from facedetect.pipeline._config import check_config
     for fields, words in (({"holdout": "x"}, "holdout must be a number"),
                           ({"algorithm": "nope"}, "algorithm must be one of"),
                           ({"balanced": "no"}, "balanced must be True or False"),
@@ -190,16 +190,16 @@ def test_train_config_fields_are_checked_as_the_flags_check_them():
 def test_every_train_flag_accepts_and_refuses_what_its_field_does():
     import argparse
 
-    from facedetect.cli.common import field_type
-    from facedetect.cli.main import build_parser
-    from facedetect.pipeline.config import FIELD_LIMITS
-    from facedetect.pipeline.settings import (CASCADE_LIMITS, RUN_LIMITS, CascadeConfig,
+    from facedetect.cli._common import field_type
+    from facedetect.cli._main import build_parser
+    from facedetect.pipeline._config import FIELD_LIMITS
+    from facedetect.pipeline._settings import (CASCADE_LIMITS, RUN_LIMITS, CascadeConfig,
                                               RunOptions)
 
     def library(table, name, value) -> bool:
         try:
             if table is FIELD_LIMITS:
-                from facedetect.pipeline.config import check_config
+                from facedetect.pipeline._config import check_config
                 check_config(facedetect.TrainConfig(**{name: value}))
             elif table is RUN_LIMITS:
                 RunOptions(**{name: value}).check()
@@ -231,7 +231,7 @@ def test_every_train_flag_accepts_and_refuses_what_its_field_does():
 # 7. Bounded memory: a pyramid step near 1 is refused, and grouping bounds its pairs.
 
 def test_grouping_refuses_more_pairs_than_memory_allows(monkeypatch):
-    from facedetect.detector import grouping
+    from facedetect.detector import _grouping as grouping
     monkeypatch.setattr(grouping, "MAX_PAIRS", 1000)
     rects = np.array([[10 + k % 3, 10 + k % 2, 40, 40] for k in range(200)])
     with pytest.raises(FacedetectError, match="overlap in more than 1,000 pairs"):
@@ -241,7 +241,7 @@ def test_grouping_refuses_more_pairs_than_memory_allows(monkeypatch):
 # 4. A weak model still gets an image operating point: the best it can reach, said.
 
 def test_the_best_windows_are_the_top_of_every_window():
-    from facedetect.detector.multiscale import params_for, scan_best, scan_raw, scanner_for
+    from facedetect.detector._multiscale import params_for, scan_best, scan_raw, scanner_for
     from skimage import data
     model = facedetect.load_model()
     grey = data.camera()
@@ -259,8 +259,8 @@ def test_the_best_windows_are_the_top_of_every_window():
 
 
 def test_a_weak_model_gets_the_image_point_it_can_reach(monkeypatch):
-    from facedetect.detector import multiscale
-    from facedetect.pipeline.image_point import image_operating_point
+    from facedetect.detector import _multiscale as multiscale
+    from facedetect.pipeline._image_point import image_operating_point
     from skimage import data
     monkeypatch.setattr(multiscale, "MAX_WINDOWS", 200)   # as a 3-round model overflows
     model = facedetect.load_model()
@@ -279,7 +279,7 @@ def test_a_spill_file_on_a_full_disk_is_one_line(monkeypatch, tmp_path):
     import errno
     import os
 
-    from facedetect.pipeline import storage
+    from facedetect.pipeline import _storage as storage
 
     def full(fd, offset, length):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -318,7 +318,7 @@ def test_random_windows_come_from_many_pictures():
     # found by the wild cost sweep: a picture after the first was resized by the
     # previous picture's pyramid object, so a cascade's first negatives from 50 or more
     # pictures failed
-    from facedetect.pipeline.bootstrap import random_windows
+    from facedetect.pipeline._bootstrap import random_windows
     rng = np.random.default_rng(0)
     pictures = [rng.integers(0, 256, (60, 80), dtype=np.uint8) for _ in range(60)]
     windows = random_windows(pictures, 120, seed=0, window=(24, 24))
@@ -326,7 +326,7 @@ def test_random_windows_come_from_many_pictures():
 
 
 def test_a_resume_with_contradicting_flags_is_refused_before_the_data_is_read(tmp_path):
-    from facedetect.pipeline.checkpoint import RunState, save_checkpoint
+    from facedetect.pipeline._checkpoint import RunState, save_checkpoint
     config = facedetect.TrainConfig(cost=(1, 10)).as_dict()
     save_checkpoint(tmp_path / "m.json.checkpoint.json", RunState(), config)
     # no CBCL data where --data points: refused for the cost, before looking for it

@@ -7,7 +7,7 @@ from facedetect.haar import (
     rectangle_sums,
     squared_integral_image,
 )
-from facedetect.haar.matrix import window_scales
+from facedetect.haar._matrix import window_scales
 
 
 def test_integral_image_matches_brute_force_sums():

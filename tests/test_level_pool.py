@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facedetect.detector import multiscale as detect_module
-from facedetect.detector import level_pool
-from facedetect.detector.api import load_model
-from facedetect.detector.multiscale import params_for, scan_raw, scanner_for
+from facedetect.detector import _multiscale as detect_module
+from facedetect.detector import _level_pool as level_pool
+from facedetect.detector._api import load_model
+from facedetect.detector._multiscale import params_for, scan_raw, scanner_for
 from facedetect.images import to_grey
 
 

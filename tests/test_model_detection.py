@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import facedetect
-from facedetect.detector.api import shipped_model_path
-from facedetect.detector.model import HaarDetectorModel
-from facedetect.detector.multiscale import params_for
+from facedetect.detector._api import shipped_model_path
+from facedetect.detector._model import HaarDetectorModel
+from facedetect.detector._multiscale import params_for
 from facedetect.errors import FacedetectError
 from facedetect.modelfile._io import load_document, save_document
 from facedetect.modelfile._schema import check_document, digest

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from facedetect.detector.multiscale import DetectionParams, detect_faces, params_for
-from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector._multiscale import DetectionParams, detect_faces, params_for
+from facedetect.detector._model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.modelfile._io import reseal
 from facedetect.modelfile._schema import check_document
@@ -135,9 +135,9 @@ def test_mutated_cascade_checkpoint_resumes_or_is_refused_cleanly(tmp_path_facto
     """A cascade checkpoint edited anywhere (with its checksum recomputed or not) gives
     stages and records that resuming can use, or one clean error; never a KeyError,
     IndexError or TypeError."""
-    from facedetect.pipeline.settings import CascadeConfig
-    from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
-    from facedetect.pipeline.cascade_train import _stop_reason
+    from facedetect.pipeline._settings import CascadeConfig
+    from facedetect.pipeline._cascade_checkpoint import load_cascade_checkpoint
+    from facedetect.pipeline._cascade_train import _stop_reason
     original = cascade_checkpoint
     document = copy.deepcopy(original)
     _mutate(document, data)
@@ -164,14 +164,14 @@ def test_mutated_cascade_checkpoint_resumes_or_is_refused_cleanly(tmp_path_facto
 
 
 def test_a_missing_cascade_checkpoint_is_refused(tmp_path, cascade_checkpoint):
-    from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
+    from facedetect.pipeline._cascade_checkpoint import load_cascade_checkpoint
     with pytest.raises(FacedetectError, match="no checkpoint to resume from"):
         load_cascade_checkpoint(tmp_path / "none.json", {}, 1)
 
 
 def test_an_untouched_cascade_checkpoint_resumes(tmp_path, cascade_checkpoint):
     """The fuzz test's starting point loads: it is not refused whatever it holds."""
-    from facedetect.pipeline.cascade_checkpoint import load_cascade_checkpoint
+    from facedetect.pipeline._cascade_checkpoint import load_cascade_checkpoint
     path = tmp_path / "c.json.checkpoint.json"
     path.write_text(json.dumps(cascade_checkpoint))
     stages, records = load_cascade_checkpoint(path, cascade_checkpoint["training"]["config"],

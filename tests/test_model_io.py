@@ -6,7 +6,7 @@ import pytest
 from facedetect.errors import FacedetectError
 from facedetect.modelfile._detection import detection_section
 from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.training.model_io import load_estimator, save_model
+from facedetect.training._model_io import load_estimator, save_model
 
 
 @pytest.fixture
@@ -137,7 +137,7 @@ def test_oversized_model_files_are_refused_before_reading(tmp_path, monkeypatch)
 
 def test_every_algorithm_name_is_known_to_the_schema():
     from facedetect.modelfile._io import ALGORITHM_NAMES
-    from facedetect.training.model_io import FILE_CLASSES as ALGORITHMS
+    from facedetect.training._model_io import FILE_CLASSES as ALGORITHMS
     assert set(ALGORITHM_NAMES) == set(ALGORITHMS)
 
 
@@ -149,8 +149,8 @@ def test_save_is_atomic(tmp_path, trained):
 
 def _with_operating_point(tmp_path, trained, calibration=None):
     from facedetect.modelfile._io import save_document
-    from facedetect.training.model_io import model_document
-    from facedetect.training.operating_point import choose_operating_point
+    from facedetect.training._model_io import model_document
+    from facedetect.training._operating_point import choose_operating_point
     model, X = trained
     y = (X[:, 0] - X[:, 3] > 0).astype(int)
     point = choose_operating_point(model.decision_function(X), y, (1, 4),

@@ -13,10 +13,10 @@ from sklearn.model_selection import TunedThresholdClassifierCV, cross_val_score
 
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoost, AdaBoostDB
-from facedetect.training.operating_point import (calibrated_probability,
+from facedetect.training._operating_point import (calibrated_probability,
                                                  choose_operating_point,
                                                  cost_optimal_threshold, fit_calibration)
-from facedetect.training.threshold import CostSensitiveThreshold
+from facedetect.training._threshold import CostSensitiveThreshold
 
 COSTS = [(1, 100), (1, 10), (1, 3), (1, 1), (3, 1), (10, 1), (100, 1)]
 

@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facedetect.cli.main import main
-from facedetect.reproduce.paper_figures import CBCL_TABLE, PAPER_COSTS
-from facedetect.reproduce.paper import PaperConfig, run_paper
-from facedetect.reproduce.paper_tables import (
+from facedetect.cli._main import main
+from facedetect.reproduce._paper_figures import CBCL_TABLE, PAPER_COSTS
+from facedetect.reproduce._paper import PaperConfig, run_paper
+from facedetect.reproduce._paper_tables import (
     TABLES_FILE,
     paper_tables,
     parse_number,
     parse_paper_tables,
 )
-from facedetect.reproduce.report import write_paper_results
-from facedetect.reproduce.tables import asymmetry_verdict, saving
+from facedetect.reproduce._report import write_paper_results
+from facedetect.reproduce._tables import asymmetry_verdict, saving
 
 PAPER_TEX = Path(__file__).resolve().parents[2] / "shared" / "paper" / "adaboostdb-paper.tex"
 

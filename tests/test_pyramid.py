@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from facedetect.detector import multiscale as detect_module
-from facedetect.detector.multiscale import DetectionParams, pyramid_scales, scanner_for
-from facedetect.detector.model import HaarDetectorModel
-from facedetect.detector.api import shipped_model_path
-from facedetect.detector.pyramid import Pyramid, halved
+from facedetect.detector import _multiscale as detect_module
+from facedetect.detector._multiscale import DetectionParams, pyramid_scales, scanner_for
+from facedetect.detector._model import HaarDetectorModel
+from facedetect.detector._api import shipped_model_path
+from facedetect.detector._pyramid import Pyramid, halved
 from facedetect.errors import FacedetectError
-from facedetect.pipeline.bootstrap import BOOTSTRAP_SCAN, random_windows
+from facedetect.pipeline._bootstrap import BOOTSTRAP_SCAN, random_windows
 
 
 def _smooth_picture(shape=(180, 240), seed=0) -> np.ndarray:

@@ -12,10 +12,10 @@ import pytest
 
 from facedetect.errors import FacedetectError
 from facedetect.haar import haar_feature_pool
-from facedetect.pipeline.storage import HaarColumns, compact_features, exact_features
+from facedetect.pipeline._storage import HaarColumns, compact_features, exact_features
 from facedetect.training import AdaBoost, AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.training.cluster import check_versions
-from facedetect.training.sharded import (ShardedFeatures, max_shards,
+from facedetect.training._cluster import check_versions
+from facedetect.training._sharded import (ShardedFeatures, max_shards,
                                          merge_shards, shard_bounds)
 
 distributed = pytest.importorskip("distributed", reason="Dask is the optional extra "
@@ -26,7 +26,7 @@ POOL = haar_feature_pool(10, 10)   # 5,025 features: up to 19 shards
 
 @pytest.fixture(scope="module")
 def client():
-    from facedetect.training.cluster import connect, disconnect
+    from facedetect.training._cluster import connect, disconnect
     client = connect(workers=2)
     yield client
     disconnect(client)
@@ -99,7 +99,7 @@ def test_other_windows_of_more_rows_are_sent_whole(client, windows):
 def test_a_worker_killed_mid_training_changes_nothing(windows):
     """Dask recomputes the lost shard from the windows on a worker left (or the one the
     nanny restarts) and the round runs again: the model is still the one process's."""
-    from facedetect.training.cluster import connect, disconnect
+    from facedetect.training._cluster import connect, disconnect
     images, y = windows
     X, order = exact_features(images, POOL, progress=False)
     one = AdaBoostDB(10, cost=(1, 4)).fit(X, y, order=order)
@@ -126,7 +126,7 @@ def test_a_worker_killed_mid_training_changes_nothing(windows):
 
 def test_the_pipeline_on_workers_saves_the_same_model(client, small_cbcl, tmp_path):
     from facedetect.data import load_cbcl
-    from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
+    from facedetect.pipeline._train import RunOptions, TrainConfig, train_detector
     config = TrainConfig(cost=(1, 5), rounds=8, jitter=0, mirror=False, bootstrap_rounds=0)
     data = load_cbcl(small_cbcl)
     alone = train_detector(config, data, progress=False, out=tmp_path / "one.json")
@@ -141,7 +141,7 @@ def test_a_checkpoint_resumes_on_workers_to_the_same_model(client, small_cbcl, t
                                                           monkeypatch):
     """Interrupted in one process, finished on two workers: the uninterrupted model."""
     from facedetect.data import load_cbcl
-    from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
+    from facedetect.pipeline._train import RunOptions, TrainConfig, train_detector
     config = TrainConfig(cost=(1, 5), rounds=8, jitter=0, mirror=False, bootstrap_rounds=0)
     data = load_cbcl(small_cbcl)
     whole = train_detector(config, data, progress=False, out=tmp_path / "whole.json").model
@@ -172,7 +172,7 @@ def test_workers_dask_cannot_recover_leave_a_checkpoint(client, small_cbcl, tmp_
     with its rounds so far in the checkpoint, for --resume."""
     from facedetect.data import load_cbcl
     from facedetect.errors import InterruptedRun
-    from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
+    from facedetect.pipeline._train import RunOptions, TrainConfig, train_detector
     config = TrainConfig(cost=(1, 5), rounds=8, jitter=0, mirror=False, bootstrap_rounds=0)
     original = ShardedFeatures.select
     calls = {"n": 0}
@@ -242,7 +242,7 @@ def test_the_workers_of_a_real_cluster_pass_the_version_check(client):
 
 
 def cli(*arguments, timeout=120):
-    return subprocess.run([sys.executable, "-m", "facedetect.cli.train_cmd", *arguments],
+    return subprocess.run([sys.executable, "-m", "facedetect.cli._train_cmd", *arguments],
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -267,8 +267,8 @@ def test_bad_worker_flags_are_one_line(tmp_path, flags, message):
 
 
 def test_dask_is_not_imported_without_workers():
-    code = ("import sys; import facedetect.cli.train_cmd, facedetect.pipeline.train, "
-            "facedetect.pipeline.cascade_train; print('dask' in sys.modules or "
+    code = ("import sys; import facedetect.cli._train_cmd, facedetect.pipeline._train, "
+            "facedetect.pipeline._cascade_train; print('dask' in sys.modules or "
             "'distributed' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False"

@@ -14,12 +14,12 @@ import pytest
 from PIL import Image
 
 import facedetect
-import facedetect.detector.api
-from facedetect.detector.multiscale import DetectionParams, detect_faces
-from facedetect.detector.export import cascade_xml
-from facedetect.detector.image_evaluation import iou_matrix
-from facedetect.detector.scan import reject_levels
-from facedetect.detector.staging import stage_cuts, staged_model
+import facedetect.detector._api
+from facedetect.detector._multiscale import DetectionParams, detect_faces
+from facedetect.detector._export import cascade_xml
+from facedetect.detector._image_evaluation import iou_matrix
+from facedetect.detector._scan import reject_levels
+from facedetect.detector._staging import stage_cuts, staged_model
 from facedetect.errors import FacedetectError
 from facedetect.images import read_grey, to_grey
 
@@ -142,7 +142,7 @@ def test_export_command_writes_the_staged_form_by_default(tmp_path):
 
 def test_export_never_writes_over_the_model_it_reads(tmp_path):
     model = tmp_path / "m.json"
-    model.write_bytes(facedetect.detector.api.shipped_model_path().read_bytes())
+    model.write_bytes(facedetect.detector._api.shipped_model_path().read_bytes())
     before = model.read_bytes()
     done = subprocess.run([sys.executable, "-m", "facedetect", "export-opencv", str(model),
                            str(model)], capture_output=True, text=True)
@@ -155,7 +155,7 @@ def test_a_stage_that_rejects_nothing_is_left_out(model):
     # stumps can give (every vote against), so no cut rejects and only the last stage is
     # written; at the model's own OpenCV threshold the first cut (4 stumps) is such a
     # stage and the others reject.
-    from facedetect.detector.staging import _rejects_nothing
+    from facedetect.detector._staging import _rejects_nothing
     low = -float(np.abs(model.alphas).sum()) - 1.0
     assert [n for n, _ in staged_model(model, low).stages] == [model.n_stumps]
     threshold = model.detection["opencv"]["threshold"]

@@ -5,10 +5,10 @@ import pytest
 
 from facedetect.errors import FacedetectError
 from facedetect.haar import feature_matrix, haar_feature_pool
-from facedetect.training.binned import BinnedFeatures, binned_root_search
+from facedetect.training._binned import BinnedFeatures, binned_root_search
 from facedetect.training import AdaBoostDB
-from facedetect.training.roots import static_parameters
-from facedetect.pipeline.storage import (check_memory_setting, compact_features,
+from facedetect.training._roots import static_parameters
+from facedetect.pipeline._storage import (check_memory_setting, compact_features,
                                          minimum_memory)
 
 

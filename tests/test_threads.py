@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.training.threshold import CostSensitiveThreshold
+from facedetect.training._threshold import CostSensitiveThreshold
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
@@ -46,8 +46,8 @@ def test_detections_are_identical_across_thread_counts():
     from PIL import Image
     from skimage import data
 
-    from facedetect.detector.multiscale import detect_faces, params_for, scanner_for
-    from facedetect.detector.model import HaarDetectorModel
+    from facedetect.detector._multiscale import detect_faces, params_for, scanner_for
+    from facedetect.detector._model import HaarDetectorModel
     from facedetect.images import to_grey
 
     model = HaarDetectorModel.load(

@@ -22,7 +22,7 @@ def test_every_slow_name_is_a_test():
 
 
 def test_every_command_keeps_an_end_to_end_test_in_the_fast_tier():
-    from facedetect.cli.main import build_parser
+    from facedetect.cli._main import build_parser
     commands = set(build_parser()._subparsers._group_actions[0].choices)
     names = {name for name in commands if "-" not in name or name in END_TO_END}
     assert {"train", "detect", "evaluate", "evaluate-images", "sweep", "paper", "show",

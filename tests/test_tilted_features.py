@@ -14,8 +14,8 @@ from PIL import Image
 
 from facedetect.errors import FacedetectError
 from facedetect.haar import feature_matrix, haar_feature_pool
-from facedetect.haar.features import ALL_FEATURE_TYPES, TILTED_TYPES
-from facedetect.haar.integral import tilted_integral_image
+from facedetect.haar._features import ALL_FEATURE_TYPES, TILTED_TYPES
+from facedetect.haar._integral import tilted_integral_image
 from facedetect.modelfile._io import reseal
 from facedetect.modelfile._schema import check_document
 
@@ -95,7 +95,7 @@ def test_a_tilted_rectangle_sums_its_area_and_a_tilted_feature_of_a_flat_window_
 
 
 def test_the_feature_matrix_equals_the_scanners_arithmetic():
-    from facedetect.detector.model import haar_values
+    from facedetect.detector._model import haar_values
     pool = haar_feature_pool(19, 19, ALL_FEATURE_TYPES)
     rng = np.random.default_rng(0)
     picked = np.sort(rng.choice(len(pool), 3000, replace=False))
@@ -111,7 +111,7 @@ def test_the_feature_matrix_equals_the_scanners_arithmetic():
 @pytest.fixture(scope="module")
 def tilted_model(small_cbcl):
     from facedetect.data import load_cbcl
-    from facedetect.pipeline.train import train_detector
+    from facedetect.pipeline._train import train_detector
     model = train_detector(plain_config((1, 1), 60, tilted=True), load_cbcl(small_cbcl),
                            progress=False).model
     assert model.tilted.sum() >= 5, "too few tilted stumps to test them"
@@ -129,7 +129,7 @@ def astronaut():
 @pytest.mark.parametrize("step", [1, 2])
 def test_the_scan_of_a_tilted_model_equals_scoring_every_cut_out_window(tilted_model,
                                                                         astronaut, step):
-    from facedetect.detector.scan import LevelScanner
+    from facedetect.detector._scan import LevelScanner
     level = cv2.resize(astronaut, (120, 120), interpolation=cv2.INTER_AREA)
     shape = tilted_model.window[::-1]
     patches = np.lib.stride_tricks.sliding_window_view(level, shape)[::step, ::step]
@@ -138,7 +138,7 @@ def test_the_scan_of_a_tilted_model_equals_scoring_every_cut_out_window(tilted_m
     threshold = float(np.quantile(expected, 0.8))
     rows, cols = np.nonzero(expected > threshold)
     for wide in (False, True):   # int32 OpenCV integrals, and the int64 ones of huge strips
-        from facedetect.detector import scan as scan_module
+        from facedetect.detector import _scan as scan_module
         limit = scan_module.INT32_PIXELS
         scan_module.INT32_PIXELS = 0 if wide else limit
         try:
@@ -153,7 +153,7 @@ def test_the_scan_of_a_tilted_model_equals_scoring_every_cut_out_window(tilted_m
 
 
 def test_opencv_runs_the_exported_tilted_model_as_we_do(tilted_model, cbcl, tmp_path):
-    from facedetect.detector.export import cascade_xml
+    from facedetect.detector._export import cascade_xml
     path = tmp_path / "tilted.xml"
     path.write_text(cascade_xml(tilted_model, 0.0))
     assert "<tilted>1</tilted>" in path.read_text()
@@ -170,7 +170,7 @@ def test_opencv_runs_the_exported_tilted_model_as_we_do(tilted_model, cbcl, tmp_
 
 def test_a_tilted_model_file_round_trips_and_its_tilted_marks_are_checked(tilted_model,
                                                                           tmp_path):
-    from facedetect.detector.model import HaarDetectorModel
+    from facedetect.detector._model import HaarDetectorModel
     copy_back = HaarDetectorModel.load(tilted_model.save(tmp_path / "t.json"))
     np.testing.assert_array_equal(copy_back.tilted, tilted_model.tilted)
     document = copy.deepcopy(tilted_model.document)
@@ -185,8 +185,8 @@ def test_a_tilted_model_file_round_trips_and_its_tilted_marks_are_checked(tilted
 
 
 def test_the_tilted_flag_and_field_agree():
-    from facedetect.cli.main import build_parser
-    from facedetect.pipeline.config import TrainConfig, check_config
+    from facedetect.cli._main import build_parser
+    from facedetect.pipeline._config import TrainConfig, check_config
     parser = build_parser()
     for flags, expected in (([], None), (["--tilted"], True), (["--no-tilted"], False)):
         assert parser.parse_args(["train", *flags]).tilted is expected
@@ -197,8 +197,8 @@ def test_the_tilted_flag_and_field_agree():
 def test_a_staged_tilted_model_keeps_each_stumps_tilt(tilted_model, astronaut):
     # The OpenCV export's stages repeat the first stumps (cumulative stages): each copy
     # keeps its feature's tilt, and the staged model scans as its windows score.
-    from facedetect.detector.scan import LevelScanner
-    from facedetect.detector.staging import staged_model
+    from facedetect.detector._scan import LevelScanner
+    from facedetect.detector._staging import staged_model
     level = cv2.resize(astronaut, (90, 90), interpolation=cv2.INTER_AREA)
     shape = tilted_model.window[::-1]
     patches = np.lib.stride_tricks.sliding_window_view(level, shape).reshape(-1, *shape)

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from facedetect.data import load_cbcl
-from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector._model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.training import AdaBoostDB
-from facedetect.pipeline.heldout import evaluate
+from facedetect.pipeline._heldout import evaluate
 from facedetect._utils.interrupts import terminate_as_interrupt
-from facedetect.pipeline.train import RunOptions, TrainConfig, train_detector
+from facedetect.pipeline._train import RunOptions, TrainConfig, train_detector
 from .conftest import plain_config
 
 
@@ -57,7 +57,7 @@ def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
     assert model.document["sha256"] == digest(model.document)
     pool = haar_feature_pool()
     X = feature_matrix(data.images, pool, progress=False)
-    from facedetect.training.model_io import estimator_from_document
+    from facedetect.training._model_io import estimator_from_document
     estimator = estimator_from_document(model.document)
     np.testing.assert_array_equal(model.decision_function(data.images),
                                   estimator.decision_function(X))
@@ -171,7 +171,7 @@ def test_evaluate_bad_model_files_are_one_line(tmp_path, small_cbcl):
 
 
 def test_mirror_adds_each_training_face_flipped(small_cbcl):
-    from facedetect.pipeline.train import training_windows
+    from facedetect.pipeline._train import training_windows
     images = np.arange(3 * 19 * 19, dtype=np.uint8).reshape(3, 19, 19)
     labels = np.array([1, 0, 1])
     mirrored, mirrored_labels = training_windows(images, labels, mirror=True)
@@ -190,7 +190,7 @@ def test_mirror_adds_each_training_face_flipped(small_cbcl):
 
 
 def test_negative_pictures_are_scanned_in_all_eight_orientations():
-    from facedetect.pipeline.bootstrap import dihedral_variants
+    from facedetect.pipeline._bootstrap import dihedral_variants
     image = np.arange(12, dtype=np.uint8).reshape(3, 4)
     variants = dihedral_variants(image)
     assert len({v.tobytes() + bytes(v.shape) for v in variants}) == 8
@@ -201,7 +201,7 @@ def test_negative_pictures_are_scanned_in_all_eight_orientations():
 def test_bootstrapping_adds_windows_the_model_accepts_and_retrains(small_cbcl):
     from skimage import data as skdata
 
-    from facedetect.pipeline.bootstrap import hard_negatives
+    from facedetect.pipeline._bootstrap import hard_negatives
     data = load_cbcl(small_cbcl)
     picture = np.ascontiguousarray(skdata.brick()[:120, :120])
     plain = train_detector(plain_config((1, 1), 4), data, progress=False)
@@ -225,7 +225,7 @@ def test_negatives_without_bootstrapping_is_one_line(small_cbcl, tmp_path):
 
 
 def test_jitter_adds_seeded_variants_of_every_face_mirrored_ones_included():
-    from facedetect.pipeline.train import training_windows
+    from facedetect.pipeline._train import training_windows
     rng = np.random.default_rng(3)
     images = rng.integers(0, 256, (3, 19, 19), dtype=np.uint8)
     labels = np.array([1, 0, 1])
@@ -244,7 +244,7 @@ def test_jitter_adds_seeded_variants_of_every_face_mirrored_ones_included():
 def test_jittered_face_is_a_small_affine_change_of_its_source():
     import cv2
 
-    from facedetect.pipeline import augment
+    from facedetect.pipeline import _augment as augment
     face = cv2.GaussianBlur(np.random.default_rng(0).integers(0, 256, (19, 19))
                             .astype(np.uint8), (0, 0), 2.0)
     variants = augment.jittered_faces(face[None], 20, seed=0)
@@ -268,7 +268,7 @@ def test_jittered_face_is_a_small_affine_change_of_its_source():
 def test_bootstrap_threshold_harvests_near_misses_too(small_cbcl):
     from skimage import data as skdata
 
-    from facedetect.pipeline.bootstrap import hard_negatives
+    from facedetect.pipeline._bootstrap import hard_negatives
     data = load_cbcl(small_cbcl)
     picture = np.ascontiguousarray(skdata.brick()[:120, :120])
     plain = train_detector(plain_config((1, 1), 4), data, progress=False)
@@ -289,8 +289,8 @@ def test_bad_jitter_and_bootstrap_threshold_are_one_line(small_cbcl, tmp_path):
 def test_operating_point_is_chosen_on_the_calibration_split(small_cbcl):
     """The threshold is the least-cost cut of the calibration windows' scores, which the
     model never trained on; the held-out windows stay out of it."""
-    from facedetect.training.operating_point import cost_optimal_threshold
-    from facedetect.pipeline.train import calibration_indices, split_indices
+    from facedetect.training._operating_point import cost_optimal_threshold
+    from facedetect.pipeline._train import calibration_indices, split_indices
     data = load_cbcl(small_cbcl)
     config = plain_config((1, 10), 10, threshold_rule="empirical")
     model = train_detector(config, data, progress=False).model
@@ -318,8 +318,8 @@ def test_adamec_and_calibration_are_stored(small_cbcl, tmp_path):
     point = model.operating_point
     assert model.cost == (1.0, 4.0) and point["rule"] == "probability"
     assert point["calibration"]["method"] == "sigmoid" and point["prior"] == 0.2
-    from facedetect.training.operating_point import fit_calibration, probability_threshold
-    from facedetect.pipeline.train import calibration_indices, split_indices
+    from facedetect.training._operating_point import fit_calibration, probability_threshold
+    from facedetect.pipeline._train import calibration_indices, split_indices
     train, _ = split_indices(data.labels, config)
     _, calibration = calibration_indices(data.labels, train, config)
     scores = model.decision_function(data.images[calibration])
@@ -369,7 +369,7 @@ def test_every_algorithm_gets_an_operating_point(small_cbcl, algorithm):
 
 
 def test_calibration_part_without_faces_is_one_clear_error(small_cbcl, tmp_path):
-    from facedetect.data.cbcl import CBCLData
+    from facedetect.data._cbcl import CBCLData
     data = load_cbcl(small_cbcl)
     keep = np.r_[np.flatnonzero(data.labels == 1)[:2], np.flatnonzero(data.labels == 0)]
     few = CBCLData(data.images[keep], data.labels[keep], [data.names[i] for i in keep],
@@ -448,7 +448,7 @@ def test_resume_with_fewer_rounds_saves_only_the_rounds_asked(small_cbcl, tmp_pa
 
 
 def test_resume_past_the_first_stage_needs_the_same_rounds(tmp_path):
-    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
+    from facedetect.pipeline._checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
     save_checkpoint(path, RunState(stage=1), {"rounds": 5, "cost": [1, 10]})
     assert load_checkpoint(path, {"rounds": 5, "cost": [1, 10]}).stage == 1
@@ -465,8 +465,8 @@ def test_a_tampered_checkpoint_is_refused(tmp_path):
     import json
 
     from facedetect.modelfile._io import reseal
-    from facedetect.training.boosting import TrainingState
-    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
+    from facedetect.training._boosting import TrainingState
+    from facedetect.pipeline._checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
     config = {"rounds": 5, "cost": [1, 10]}
     state = TrainingState(np.full(4, 0.25), 0.0, 0.0, [(3, 0.5, 1)], [0.7], [{}], False)
@@ -490,8 +490,8 @@ def test_a_checkpoint_from_before_area_levels_is_refused(tmp_path):
     import json
 
     from facedetect.modelfile._io import reseal
-    from facedetect.training.boosting import TrainingState
-    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
+    from facedetect.training._boosting import TrainingState
+    from facedetect.pipeline._checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
     config = {"rounds": 5, "cost": [1, 10]}
     state = TrainingState(np.full(4, 0.25), 0.0, 0.0, [(3, 0.5, 1)], [0.7], [{}], False)
@@ -506,9 +506,9 @@ def test_a_checkpoint_from_before_area_levels_is_refused(tmp_path):
 
 def test_a_kill_between_the_checkpoint_files_leaves_a_pair_that_resumes(tmp_path,
                                                                        monkeypatch):
-    from facedetect.pipeline import checkpoint
-    from facedetect.pipeline.bootstrap import MiningState
-    from facedetect.pipeline.checkpoint import RunState, load_checkpoint, save_checkpoint
+    from facedetect.pipeline import _checkpoint as checkpoint
+    from facedetect.pipeline._bootstrap import MiningState
+    from facedetect.pipeline._checkpoint import RunState, load_checkpoint, save_checkpoint
     path = tmp_path / "m.json.checkpoint.json"
     config = {"rounds": 5, "cost": [1, 10]}
     first = np.full((3, 19, 19), 7, np.uint8)
@@ -537,7 +537,7 @@ def test_an_interrupt_before_training_says_the_run_saved_nothing(small_cbcl, tmp
     # windows are cut: no checkpoint exists yet, and the message says so rather than a bare
     # "interrupted" (from the command line: one line, exit 130, as any interrupt).
     from facedetect.errors import InterruptedRun
-    from facedetect.pipeline import plan as plan_module, train as train_module
+    from facedetect.pipeline import _plan as plan_module, _train as train_module
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt

@@ -15,12 +15,12 @@ from PIL import Image
 from skimage.transform import AffineTransform, warp
 
 from facedetect.data import load_cbcl
-from facedetect.data.wild_faces import (FRAMING, WildFaces, face_windows, find_faces,
+from facedetect.data._wild_faces import (FRAMING, WildFaces, face_windows, find_faces,
                                         heldout_mask, load_wild_faces, window_transform)
-from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector._model import HaarDetectorModel
 from facedetect.errors import FacedetectError
-from facedetect.pipeline.wild import crop_recall, eyes_found, split_wild_faces
-from facedetect.pipeline.train import TrainConfig, train_detector
+from facedetect.pipeline._wild import crop_recall, eyes_found, split_wild_faces
+from facedetect.pipeline._train import TrainConfig, train_detector
 
 from .conftest import needs_data, plain_config
 
@@ -92,7 +92,7 @@ def test_mirror_flips_and_a_window_off_its_crop_is_skipped():
 
 
 def test_grain_is_gaussian_with_each_windows_own_sd_and_only_on_training_windows():
-    from facedetect.pipeline.augment import grained
+    from facedetect.pipeline._augment import grained
     flat = np.full((400, 19, 19), 128, np.uint8)
     noisy = grained(flat, 20.0, np.random.default_rng(0)).astype(float)
     sds = noisy.reshape(400, -1).std(axis=1)
@@ -113,12 +113,12 @@ def test_grain_is_gaussian_with_each_windows_own_sd_and_only_on_training_windows
     assert 3 < difference.std() < 20 and abs(difference.mean()) < 1
     assert grainy.record["grain"] == 20.0 and "grain" not in plain.record
     with pytest.raises(FacedetectError, match="grain must be"):
-        from facedetect.pipeline.config import check_config
+        from facedetect.pipeline._config import check_config
         check_config(TrainConfig(grain=-1.0))
 
 
 def test_mined_negatives_get_the_faces_grain_seeded_by_stage():
-    from facedetect.pipeline.augment import degraded_negatives, grained
+    from facedetect.pipeline._augment import degraded_negatives, grained
 
     def grained_negatives(windows, sd, seed, stage):
         return degraded_negatives(windows, sd, 0.0, seed, stage)
@@ -135,7 +135,7 @@ def test_mined_negatives_get_the_faces_grain_seeded_by_stage():
 
 
 def test_posterised_windows_keep_a_few_levels_in_order_and_only_their_share():
-    from facedetect.pipeline.augment import POSTERIZE_LEVELS, posterize_window, posterized
+    from facedetect.pipeline._augment import POSTERIZE_LEVELS, posterize_window, posterized
     windows = np.random.default_rng(1).integers(0, 256, (2000, 19, 19), dtype=np.uint8)
     out = posterized(windows, 0.25, np.random.default_rng(0))
     changed = (out != windows).reshape(2000, -1).any(axis=1)
@@ -156,7 +156,7 @@ def test_posterised_windows_keep_a_few_levels_in_order_and_only_their_share():
 
 
 def test_degraded_windows_without_levels_are_the_grain_alone_and_streams_stay_apart():
-    from facedetect.pipeline.augment import (GRAIN_STREAM, degraded, degraded_negatives,
+    from facedetect.pipeline._augment import (GRAIN_STREAM, degraded, degraded_negatives,
                                              grained)
     flat = np.full((300, 19, 19), 100, np.uint8)
     # no posterising: the very grain the shipped recipe drew (a model retrained with
@@ -170,7 +170,7 @@ def test_degraded_windows_without_levels_are_the_grain_alone_and_streams_stay_ap
     negatives = degraded_negatives(flat, 10.0, 0.5, 7, stage=0)
     assert not np.array_equal(negatives, both)
     assert not np.array_equal(negatives, degraded_negatives(flat, 10.0, 0.5, 7, stage=1))
-    from facedetect.pipeline.config import check_config
+    from facedetect.pipeline._config import check_config
     for bad in (-0.1, 1.5, float("nan"), True):
         with pytest.raises(FacedetectError, match="posterize must be"):
             check_config(TrainConfig(posterize=bad))
@@ -227,8 +227,8 @@ def test_heldout_split_keeps_a_subject_on_one_side_and_does_not_move():
 
 
 def test_calibration_faces_are_neither_trained_on_nor_held_out():
-    from facedetect.data.wild_faces import WildFaces
-    from facedetect.pipeline.wild import split_wild_faces
+    from facedetect.data._wild_faces import WildFaces
+    from facedetect.pipeline._wild import split_wild_faces
     n = 400
     crops = [np.full((40, 40), k % 256, np.uint8) for k in range(n)]
     eyes = np.tile([12.0, 15.0, 28.0, 15.0], (n, 1))
@@ -267,7 +267,7 @@ def test_eyes_found_needs_both_eyes_in_a_box_of_face_size():
 def test_a_photograph_listed_twice_falls_on_one_side_of_the_split(tmp_path):
     """The same image bytes under two subjects (or sources) merge their groups, and with
     them every other face of those subjects: one person stays on one side."""
-    from facedetect.data.wild_faces import heldout_mask
+    from facedetect.data._wild_faces import heldout_mask
     picture = np.random.default_rng(0).integers(0, 256, (40, 40), dtype=np.uint8)
     rows = ["file,source,subject,leye_x,leye_y,reye_x,reye_y"]
     for k in range(12):
@@ -455,9 +455,9 @@ def test_split_of_the_shared_faces_holds_out_about_a_tenth():
 
 def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbcl,
                                                                         cbcl_faces_folder):
-    from facedetect.pipeline.bootstrap import NegativeSet, skimage_negatives
-    from facedetect.pipeline.settings import CascadeConfig
-    from facedetect.pipeline.cascade_train import _sample, cascade_samples, train_cascade
+    from facedetect.pipeline._bootstrap import NegativeSet, skimage_negatives
+    from facedetect.pipeline._settings import CascadeConfig
+    from facedetect.pipeline._cascade_train import _sample, cascade_samples, train_cascade
     folder, _ = cbcl_faces_folder
     data, faces = load_cbcl(small_cbcl), load_wild_faces(folder)
     config = TrainConfig(cost=(2, 1), jitter=0, mirror=True)
@@ -497,7 +497,7 @@ def test_short_mining_stages_still_end_in_a_model_of_the_full_rounds(small_cbcl)
 
 def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
         small_cbcl, cbcl_faces_folder, monkeypatch):
-    import facedetect.pipeline.train as train_module
+    import facedetect.pipeline._train as train_module
     calls = []
 
     def spy(windows, max_sd, posterize, seed, stage):
@@ -532,8 +532,8 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
 
 def test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model(
         small_cbcl, cbcl_faces_folder, tmp_path, monkeypatch):
-    import facedetect.pipeline.bootstrap as bootstrap
-    from facedetect.pipeline.bootstrap import NegativeSet
+    import facedetect.pipeline._bootstrap as bootstrap
+    from facedetect.pipeline._bootstrap import NegativeSet
 
     from .test_detector_training import _write_pictures
     folder, _ = cbcl_faces_folder

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from skimage.transform import AffineTransform, warp
 
-from facedetect.data.cbcl import FRAMING, framed_windows
-from facedetect.data.wild_faces import eye_line_for, window_transform
-from facedetect.detector.multiscale import box_mapping, params_for, window_to_box
+from facedetect.data._cbcl import FRAMING, framed_windows
+from facedetect.data._wild_faces import eye_line_for, window_transform
+from facedetect.detector._multiscale import box_mapping, params_for, window_to_box
 from facedetect.modelfile._detection import detection_section, framing_box
-from facedetect.detector.model import HaarDetectorModel
+from facedetect.detector._model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.modelfile._io import reseal, save_document
-from facedetect.pipeline.config import (TrainConfig, check_config, resolved_window,
+from facedetect.pipeline._config import (TrainConfig, check_config, resolved_window,
                                         trains_cbcl_faces)
 
 
@@ -91,7 +91,7 @@ def test_bad_windows_framings_and_feature_counts_are_refused(fields, message):
 def _shipped_document() -> dict:
     import copy
 
-    from facedetect.detector.api import shipped_model_path
+    from facedetect.detector._api import shipped_model_path
     return copy.deepcopy(HaarDetectorModel.load(shipped_model_path()).document)
 
 

@@ -5,13 +5,13 @@ import lazy_loader
 # Imported on first use (scikit-image's lazy loader), so that a command's --help
 # and the front door start without numpy, numba and OpenCV.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
-    'cbcl': ['CBCLData', 'load_cbcl'],
-    'fetch': ['check_archive', 'fetch_cbcl'],
-    'locate': ['find_cbcl'],
-    'synthetic': ['BayesOptimalClassifier', 'make_bayes', 'make_toy_windows', 'make_two_clouds',
+    '_cbcl': ['CBCLData', 'load_cbcl'],
+    '_fetch': ['check_archive', 'fetch_cbcl'],
+    '_locate': ['find_cbcl'],
+    '_synthetic': ['BayesOptimalClassifier', 'make_bayes', 'make_toy_windows', 'make_two_clouds',
                   'projection_features'],
-    'uci': ['UCI_SETS', 'load_uci'],
-    'wild_faces': ['WildFaces', 'find_faces', 'load_wild_faces'],
+    '_uci': ['UCI_SETS', 'load_uci'],
+    '_wild_faces': ['WildFaces', 'find_faces', 'load_wild_faces'],
 })
 
 __all__ = ['BayesOptimalClassifier', 'CBCLData', 'UCI_SETS', 'WildFaces', 'check_archive',

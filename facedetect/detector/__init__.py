@@ -8,10 +8,10 @@ import lazy_loader
 # Imported on first use (scikit-image's lazy loader), so that a command's --help
 # and the front door start without numpy, numba and OpenCV.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
-    'api': ['Detector', 'load_model', 'shipped_model_path'],
-    'multiscale': ['Detections', 'Face', 'detect_faces', 'params_for', 'scanner_for'],
-    'params': ['DetectionParams'],
-    'model': ['HaarDetectorModel'],
+    '_api': ['Detector', 'load_model', 'shipped_model_path'],
+    '_multiscale': ['Detections', 'Face', 'detect_faces', 'params_for', 'scanner_for'],
+    '_params': ['DetectionParams'],
+    '_model': ['HaarDetectorModel'],
 })
 
 __all__ = ['DetectionParams', 'Detections', 'Detector', 'Face', 'HaarDetectorModel',

@@ -5,11 +5,11 @@ import lazy_loader
 # Imported on first use (scikit-image's lazy loader), so that a command's --help
 # and the front door start without numpy, numba and OpenCV.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
-    'features': ['ALL_FEATURE_TYPES', 'FEATURE_TYPES', 'HaarFeaturePool', 'TILTED_TYPES',
+    '_features': ['ALL_FEATURE_TYPES', 'FEATURE_TYPES', 'HaarFeaturePool', 'TILTED_TYPES',
                  'haar_feature_pool'],
-    'integral': ['integral_image', 'normalization_factors', 'rectangle_sums',
+    '_integral': ['integral_image', 'normalization_factors', 'rectangle_sums',
                  'squared_integral_image', 'tilted_integral_image'],
-    'matrix': ['feature_matrix'],
+    '_matrix': ['feature_matrix'],
 })
 
 __all__ = ['ALL_FEATURE_TYPES', 'FEATURE_TYPES', 'HaarFeaturePool', 'TILTED_TYPES',

@@ -1,5 +1,5 @@
 """The one list of boosting algorithms: what ``--algorithm`` offers, what a model file's
-``algorithm`` may name, and (in :mod:`facedetect.training.algorithms`) which estimator
+``algorithm`` may name, and (in :mod:`facedetect.training._algorithms`) which estimator
 class each is. Plain data, so that the file schema, which sits below the trainer, reads it
 too."""
 

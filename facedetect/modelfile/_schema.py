@@ -33,7 +33,7 @@ TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "c
              "n_features", "stumps", "features", "training", "operating_point", "detection",
              "sha256"}
 
-# The scan settings' ranges, declared once: detection's check (detector/params.py), the
+# The scan settings' ranges, declared once: detection's check (detector/_params.py), the
 # detect command's flags and a model file's detection section all read them. Below a
 # pyramid step of 1.01 a face draws windows on hundreds of levels, and grouping them grows
 # as their square (1.001 took 23 GB on a 628x454 picture); OpenCV's default is 1.1.

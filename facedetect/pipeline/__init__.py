@@ -7,11 +7,11 @@ import lazy_loader
 # Imported on first use (scikit-image's lazy loader), so that a command's --help
 # and the front door start without numpy, numba and OpenCV.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
-    'cascade_train': ['CascadeResult', 'train_cascade'],
-    'config': ['TrainConfig'],
-    'plan': ['TrainPlan', 'plan_training'],
-    'settings': ['CascadeConfig', 'RunOptions'],
-    'train': ['TrainResult', 'train_detector'],
+    '_cascade_train': ['CascadeResult', 'train_cascade'],
+    '_config': ['TrainConfig'],
+    '_plan': ['TrainPlan', 'plan_training'],
+    '_settings': ['CascadeConfig', 'RunOptions'],
+    '_train': ['TrainResult', 'train_detector'],
 })
 
 __all__ = ['CascadeConfig', 'CascadeResult', 'RunOptions', 'TrainConfig', 'TrainPlan',

@@ -10,8 +10,8 @@ import numba
 import numpy as np
 
 from ._search_kernels import EXACT_SLACK, _errors, _record, test_terms
-from .roots import solve_alpha
-from .stumps import _float32_keys, _radix_argsort, radix_scratch
+from ._roots import solve_alpha
+from ._stumps import _float32_keys, _radix_argsort, radix_scratch
 
 MAX_EDGES = 255
 N_BINS = MAX_EDGES + 1

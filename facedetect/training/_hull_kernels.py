@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from ._search_kernels import _record, cumulative_candidates
-from .roots import round_loss, solve_alpha
+from ._roots import round_loss, solve_alpha
 
 _jit = numba.njit(cache=True, boundscheck=False)
 _pjit = numba.njit(cache=True, parallel=True, boundscheck=False)

@@ -15,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from .roots import solve_alpha
+from ._roots import solve_alpha
 
 # Slack of the running-sum pre-filter, in units of n * eps * (sum of |terms|): four times
 # the worst-case rounding of a running sum of n terms. Candidates that pass it are re-tested

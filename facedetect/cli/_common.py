@@ -1,0 +1,293 @@
+"""What every command shares: the error wrapper and argument parsers for costs and paths."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+from ..costs import InvalidCost, check_cost
+from ..errors import FacedetectError, InterruptedRun
+from .._utils.interrupts import (quiet_compiler_finalizers, redelivered_interrupts,
+                          terminate_as_interrupt)
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr (``--help`` still shows the full usage)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def run_safely(function, args, prog: str = "facedetect") -> int:
+    """Run a command; a user-facing error becomes one line on stderr, prefixed with the
+    command's own name (``train-detector: error: ...``), and a non-zero exit."""
+    args.prog = prog
+    try:
+        with warnings.catch_warnings(), terminate_as_interrupt(), redelivered_interrupts():
+            warnings.showwarning = _one_line_warning(prog)
+            return int(function(args) or 0)
+    except InterruptedRun as error:
+        quiet_compiler_finalizers()
+        print(f"{prog}: {error}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except FacedetectError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        quiet_compiler_finalizers()
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except MemoryError:
+        print(f"{prog}: error: out of memory", file=sys.stderr)
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        # The reader went away (``detect ... | head``): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except OSError as error:
+        # A file system refusal the checks before the work could not foresee (disk full,
+        # a folder removed meanwhile): one line, naming the file.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"{prog}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _one_line_warning(prog: str):
+    """A ``warnings.showwarning`` that prints ``prog: warning: message`` on one line (no
+    source line, no file path), once per distinct message."""
+    shown = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            print(f"{prog}: warning: {text}", file=sys.stderr)
+    return show
+
+
+def parse_cost(text: str) -> tuple[float, float]:
+    """``"CP,CN"`` -> two positive finite floats (argparse type), checked by
+    :func:`facedetect.costs.check_cost`."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(
+            f"expected two costs CP,CN (e.g. 1,10), got {text!r}")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"costs must be numbers, got {text!r}") from None
+    try:
+        return check_cost(values, shown=repr(text))
+    except InvalidCost as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def bounded_int(low: int, high: int):
+    """An argparse type: an integer in ``[low, high]``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got "
+                                             f"{text!r}")
+        return value
+    return parse
+
+
+def bounded_float(low: float, high: float):
+    """An argparse type: a finite number in ``[low, high]``."""
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number in {low:g}..{high:g}, got "
+                                             f"{text!r}")
+        return value
+    return parse
+
+
+def field_type(name: str, limits: dict | None = None):
+    """An argparse type for the field ``name`` of a settings object: the kind and range
+    its table declares (default ``TrainConfig``'s
+    :data:`~facedetect.pipeline._config.FIELD_LIMITS`; ``RUN_LIMITS`` and
+    ``CASCADE_LIMITS`` of :mod:`facedetect.pipeline._settings`), checked by the library's
+    own check."""
+    from ..pipeline._config import FIELD_LIMITS, check_field   # plain data: no numba here
+    from ..limits import check_limited
+    table = FIELD_LIMITS if limits is None else limits
+    check = check_field if limits is None else (lambda n, v: check_limited(n, v, table))
+    kind = table[name][0]
+
+    def parse(text: str):
+        try:
+            value = int(text) if kind == "int" else finite_float(text)
+        except (ValueError, argparse.ArgumentTypeError):
+            what = "an integer" if kind == "int" else "a finite number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        try:
+            return check(name, value)
+        except FacedetectError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    parse.__name__ = name   # argparse names the type in its messages
+    return parse
+
+
+def finite_float(text: str) -> float:
+    """A finite real number (argparse type): refuses nan and inf."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def scheduler(text: str) -> str:
+    """A Dask scheduler address (argparse type): ``tcp://HOST:PORT``, ``ws://HOST:PORT``
+    or ``HOST:PORT``."""
+    from ..training._cluster import scheduler_address   # Dask itself is not imported
+    try:
+        return scheduler_address(text)
+    except FacedetectError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--scheduler: ")) from None
+
+
+def feature_share(text: str) -> float | int:
+    """A fraction in (0, 1], or a whole count above 1 (argparse type): scikit-learn's
+    ``max_features``, where "1" stays the whole (as the fraction it always was here)."""
+    value = finite_float(text)
+    if value > 1 and value == int(value) and value <= 10**7:
+        return int(value)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a count of "
+                                         f"features in 2..10^7, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A number strictly between 0 and 1 (argparse type)."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
+def _probe_folder(folder: Path, flag: str, shown) -> None:
+    """Create and remove a file in ``folder``: the one test of writability that holds for
+    every file system and user (``os.access`` says yes to root on a read-only mount)."""
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".facedetect-probe-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise FacedetectError(f"{flag}: cannot write in {str(shown)!r} "
+                              f"({error.strerror or error})") from None
+
+
+def check_writable(path, flag: str) -> Path:
+    """``path`` names a file that can be written (checked before any work is done)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FacedetectError(f"{flag}: folder {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise FacedetectError(f"{flag}: {str(path)!r} is a folder; name a file")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise FacedetectError(f"{flag}: {str(path)!r} is not writable")
+    _probe_folder(path.parent, flag, path)
+    return path
+
+
+def writable_folder(path, flag: str) -> Path:
+    """``path`` as a folder that exists and can be written, creating it (and its parents)
+    if need be; checked before any work is done."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise FacedetectError(f"{flag}: {str(path)!r} is a file; name a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FacedetectError(f"{flag}: cannot create folder {str(path)!r} "
+                              f"({error.strerror or error})") from None
+    _probe_folder(path, flag, path)
+    return path
+
+
+# Files a training run keeps beside its output: another run's --out must not be one.
+RUN_FILE_SUFFIXES = (".lock", ".checkpoint.json", ".checkpoint.json.npz")
+
+
+def check_not_run_file(path, flag: str) -> None:
+    """Refuse an output named like a run's lock or checkpoint (``m.json.lock``): writing a
+    model there would break the run that owns it, or be taken for its state."""
+    name = str(path)
+    import re
+    if re.search(r"\.checkpoint\.json\.[0-9a-f]{16}\.npz$", name):
+        raise FacedetectError(f"{flag}: {name!r} is named like a training run's checkpoint "
+                              "windows; choose another name")
+    for suffix in RUN_FILE_SUFFIXES:
+        if name.endswith(suffix):
+            raise FacedetectError(f"{flag}: {name!r} is named like a training run's "
+                                  f"{suffix} file; choose another name")
+
+
+@contextlib.contextmanager
+def created_folder(path, flag: str):
+    """:func:`writable_folder` for the block; the folders it created are removed again
+    if the block fails and leaves them empty (nothing left behind by a failed run)."""
+    path = Path(path)
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    writable_folder(path, flag)
+    try:
+        yield path
+    except BaseException:
+        for folder in missing:          # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break                   # not empty, or not ours to remove
+        raise
+
+
+def describe_operating_point(point: dict | None) -> str:
+    """One line saying where a model's window operating point came from."""
+    if point is None:
+        return "no operating point recorded: threshold 0"
+    how = ("least expected cost" if point["rule"] == "expected-cost" else
+           f"{point['calibration']['method']}-calibrated probability at the Bayes cut")
+    extreme = f"; at the extreme: {point['extreme']}" if point["extreme"] else ""
+    return (f"operating point: threshold {point['threshold']:+.4f} ({how}, cost "
+            f"{point['cost'][0]:g},{point['cost'][1]:g}, prior {point['prior']:.3f}, "
+            f"{point['n_calibration']} calibration windows{_calibrated_on(point)}{extreme})")
+
+
+def _calibrated_on(point: dict) -> str:
+    """Which faces calibrated a window operating point, where not CBCL's."""
+    faces = point.get("calibration_faces")
+    return f": {faces} and CBCL's non-faces" if faces else ""
+
+
+def print_json(data) -> None:
+    json.dump(data, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+def standalone_main(prog: str, description: str, configure, argv=None) -> int:
+    """The entry point of a one-command program (``train-detector``, ``detect``, ...)."""
+    parser = OneLineErrorParser(prog=prog, description=description)
+    configure(parser)
+    args = parser.parse_args(argv)
+    return run_safely(args.func, args, prog)

@@ -1,0 +1,109 @@
+"""``facedetect data info`` (every data set found) and ``facedetect data fetch`` (CBCL)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..data import fetch_cbcl
+from ..data._fetch import DEFAULT_URL, check_url, expected_sha256, normalize_sha256
+from ..errors import FacedetectError
+from ._common import print_json
+
+
+def add_parser(subparsers) -> None:
+    data = subparsers.add_parser("data", help="find and describe the data sets; download CBCL")
+    verbs = data.add_subparsers(dest="data_command", required=True, metavar="{info,fetch}")
+    info = verbs.add_parser("info", help="where each data set is (CBCL, faces from the wild, "
+                                         "face-free pictures), what it holds, checksums")
+    info.add_argument("--data", help="CBCL folder or faces.tar.gz")
+    info.add_argument("--faces", help="folder of faces from the wild with its faces.csv")
+    info.add_argument("--negatives", help="folder of face-free pictures")
+    info.add_argument("--json", action="store_true", help="print the report as JSON")
+    info.set_defaults(func=_info_command)
+    fetch = verbs.add_parser("fetch", help="download the official faces.tar.gz (needs internet)")
+    fetch.add_argument("--url", default=DEFAULT_URL,
+                       help=f"archive URL: https, http, or file:// for a copy on this machine "
+                            f"(offline installs) (default {DEFAULT_URL})")
+    fetch.add_argument("--sha256", metavar="HEX", type=_sha256_argument,
+                       help="expected SHA-256 of the archive; a download that differs is "
+                            "refused (none is published for the official archive)")
+    fetch.add_argument("--dest", help="folder to write faces.tar.gz to (default: user cache)")
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar")
+    fetch.set_defaults(func=_fetch_command)
+
+
+def _sha256_argument(text: str) -> str:
+    try:
+        return normalize_sha256(text)
+    except FacedetectError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _info_command(args: argparse.Namespace) -> int:
+    from ..data import load_cbcl
+    from ..data._inventory import describe_faces, describe_negatives
+    from ..data._negatives import find_negatives
+    from ..data._wild_faces import find_faces
+    data = load_cbcl(args.data, splits=("train", "test"))
+    report = {"source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
+              "counts": data.counts, "total": int(len(data.labels)),
+              "ignored_non_image_files": data.ignored}
+    faces, negatives = find_faces(args.faces), find_negatives(args.negatives)
+    report["faces"] = describe_faces(faces) if faces is not None else None
+    report["negatives"] = describe_negatives(negatives) if negatives is not None else None
+    if args.json:
+        print_json(report)
+        return 0
+    print(f"CBCL data: {report['source']}")
+    if data.archive_sha256:
+        print(f"archive sha256: {data.archive_sha256}")
+    for split, per_class in data.counts.items():
+        print(f"  {split:5s}  face {per_class['face']:6d}   non-face {per_class['non-face']:6d}")
+    print(f"  total  {report['total']} windows of 19x19")
+    if data.ignored:
+        print(f"  ignored {data.ignored} non-image file(s)")
+    _print_faces(report["faces"])
+    _print_negatives(report["negatives"])
+    return 0
+
+
+def _none_found(what: str, flag: str, variable: str, name: str, without: str) -> None:
+    """One line: the set was not found, every place looked (as the search looks), and
+    what training does without it."""
+    from ..data._locate import search_places
+    looked = [flag, f"${variable}"] + [reason for reason, _ in
+                                       search_places(None, flag, variable, name)
+                                       if not reason.startswith("$")]
+    print(f"{what}: none found ({', '.join(looked)}); {without}")
+
+
+def _print_faces(faces: dict | None) -> None:
+    if faces is None:
+        return _none_found("faces from the wild", "--faces", "FACEDETECT_FACES", "faces",
+                           "training then uses CBCL's 19x19 faces")
+    print(f"faces from the wild: {faces['folder']}")
+    print(f"  faces.csv sha256: {faces['csv_sha256']}")
+    by_source = ", ".join(f"{name} {count:,}" for name, count in faces["by_source"].items())
+    print(f"  {faces['rows']:,} rows: {by_source}")
+
+
+def _print_negatives(negatives: dict | None) -> None:
+    if negatives is None:
+        return _none_found("face-free pictures", "--negatives", "FACEDETECT_NEGATIVES",
+                           "negatives", "training then mines scikit-image's 16 pictures")
+    print(f"face-free pictures: {negatives['folder']}")
+    print(f"  {negatives['pictures']:,} pictures, {negatives['bytes'] / 2**20:,.1f} MiB: "
+          f"{negatives['mining']:,} mined, {negatives['calibration']:,} set the operating "
+          f"points, {negatives['held_out']:,} held out to measure false alarms")
+
+
+def _fetch_command(args: argparse.Namespace) -> int:
+    check_url(args.url)  # before the note below, so a bad URL is the only line printed
+    sha256 = expected_sha256(args.url, args.sha256)
+    if sha256 is None:
+        print(f"{args.prog}: note: no SHA-256 is published for this archive; only its "
+              f"content (the official image counts) is checked", file=sys.stderr)
+    target = fetch_cbcl(args.url, args.dest, sha256=sha256, progress=not args.quiet)
+    print(f"saved and checked {target}")
+    return 0

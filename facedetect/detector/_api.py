@@ -1,0 +1,398 @@
+"""The detector's front door: load a model by name or path, find faces in an image.
+
+``facedetect.detect`` and ``facedetect.load_model`` are these functions. The ``detect``
+command runs the same steps (a :class:`Detector`, then :func:`find_faces` per image), so the
+two give the same boxes for the same image and model.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from ..errors import FacedetectError
+from ..images import DEFAULT_MAX_PIXELS, read_grey, to_grey
+from ._multiscale import (DetectionParams, Detections, detect_faces, params_for, scanner_for)
+from ._model import HaarDetectorModel
+from ._scan import LevelScanner
+
+__all__ = ["SHIPPED_MODELS", "Detector", "InvalidImage", "detect", "find_faces", "grey_pixels",
+           "load_model", "shipped_model_path"]
+
+SHIPPED_MODELS = ("default",)
+# Shipped before, and what stands in for it now: the default model rejects early, and
+# exports as an OpenCV cascade that runs faster than it did (docs/cascades.md).
+RETIRED_MODELS = {"cascade": "the default model now does its work: it rejects early, "
+                             "exports as an OpenCV cascade (export-opencv default), and finds "
+                             "more faces at every false-positive budget; train a cascade of "
+                             "your own with --stages"}
+
+
+def shipped_model_path(name: str = "default") -> Path:
+    """The file of a model shipped with the package.
+
+    Parameters
+    ----------
+    name : {"default"}
+        The detector ``detect`` uses.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Examples
+    --------
+    >>> shipped_model_path("default").name
+    'default.json'
+    """
+    if name in RETIRED_MODELS:
+        raise FacedetectError(f"the model {name!r} is no longer shipped: "
+                              f"{RETIRED_MODELS[name]}")
+    if name not in SHIPPED_MODELS:
+        raise FacedetectError(f"no shipped model {name!r}; choose from "
+                              f"{', '.join(SHIPPED_MODELS)}")
+    return Path(str(resources.files("facedetect") / "models" / f"{name}.json"))
+
+
+def load_model(model: str | os.PathLike | HaarDetectorModel | None = None
+               ) -> HaarDetectorModel:
+    """A detector model: a model file, or a shipped model by name.
+
+    Parameters
+    ----------
+    model : str, path, HaarDetectorModel or None
+        A path to a model file (JSON), or ``"default"`` for the shipped model
+        (a file of that name in the working folder wins, as a path always does). None is
+        ``"default"``; a model is returned as it is.
+
+    Returns
+    -------
+    HaarDetectorModel
+        The model, its checksum and schema verified.
+
+    Raises
+    ------
+    FacedetectError
+        No such file or shipped model; a file that is not a facedetect model, fails its
+        checksum or any field's check (one line naming the field).
+
+    See Also
+    --------
+    Detector : the model with its scan settings, prepared for images.
+
+    Examples
+    --------
+    >>> model = load_model("default")
+    >>> model.window, model.n_stumps > 0
+    ((24, 24), True)
+    """
+    if isinstance(model, HaarDetectorModel):
+        return model
+    name = "default" if model is None else os.fspath(model)
+    path = Path(name)
+    if name in (*SHIPPED_MODELS, *RETIRED_MODELS) and not path.exists():
+        path = shipped_model_path(name)
+        if not path.exists():
+            raise FacedetectError(f"the shipped model {path} is missing; pass a model file")
+    return HaarDetectorModel.load(path)
+
+
+def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarray:
+    """An image as uint8 grey pixels, as ``detect`` reads it.
+
+    Parameters
+    ----------
+    image : path, PIL.Image.Image or array
+        A file (upright by its EXIF orientation), a Pillow image of a mode that converts
+        to grey, or an array: ``(h, w)`` grey or ``(h, w, 3|4)`` RGB(A). uint8 as it is;
+        float in [0, 1] as in scikit-image; float or integer values up to 255 (what
+        ``cv2`` and Pillow conversions give) as grey levels, with a warning for floats;
+        uint16 scaled by 1/257. Anything else is refused with a line that says how to
+        convert it.
+    max_pixels : int or None
+        Refuse a file whose header, or an array whose shape, holds more pixels.
+
+    Returns
+    -------
+    (h, w) uint8 array
+
+    Raises
+    ------
+    FacedetectError
+        Also a ``ValueError``: an array of another shape, a NaN pixel, values out of
+        every range above, too many pixels, or a Pillow mode without a grey conversion.
+
+    Examples
+    --------
+    >>> grey_pixels(np.array([[0.0, 1.0]])).tolist()
+    [[0, 255]]
+    >>> grey_pixels(np.array([[0, 200]], np.int64)).tolist()
+    [[0, 200]]
+    """
+    if isinstance(image, (str, os.PathLike)):
+        return read_grey(image, max_pixels)
+    if isinstance(image, Image.Image):
+        _check_pixels(image.width * image.height, max_pixels)
+        try:
+            return to_grey(image)
+        except (ValueError, OSError) as error:
+            raise InvalidImage(f"a Pillow image of mode {image.mode!r} has no grey "
+                               f"conversion ({error}); convert it to 'RGB' or 'L' "
+                               "first") from None
+    pixels = np.asarray(image)
+    if pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] not in (3, 4)):
+        raise InvalidImage(f"an image array must be (h, w), (h, w, 3) or (h, w, 4), got "
+                           f"shape {pixels.shape}")
+    _check_pixels(pixels.shape[0] * pixels.shape[1], max_pixels)
+    if pixels.dtype != np.uint8:
+        pixels = _as_uint8(pixels)
+    return pixels if pixels.ndim == 2 else to_grey(Image.fromarray(pixels))
+
+
+class InvalidImage(FacedetectError, ValueError):
+    """An image the detector cannot read as grey levels (also a ``ValueError``)."""
+
+
+def _check_pixels(count: int, max_pixels: int | None) -> None:
+    if max_pixels is not None and count > max_pixels:
+        raise InvalidImage(f"the image has {count:,} pixels, more than max_pixels "
+                           f"({max_pixels:,}); shrink it or raise max_pixels")
+
+
+def _as_uint8(pixels: np.ndarray) -> np.ndarray:
+    """Grey levels of a non-uint8 array by the rules of :func:`grey_pixels`."""
+    kind = pixels.dtype.kind
+    if kind not in "biuf":
+        raise InvalidImage(f"an image array must hold numbers, got dtype {pixels.dtype}")
+    if kind == "b":
+        return pixels.astype(np.uint8) * 255
+    if kind == "f" and not np.isfinite(pixels).all():
+        raise InvalidImage("the image array has NaN or infinite pixels")
+    low, high = (float(pixels.min()), float(pixels.max())) if pixels.size else (0.0, 0.0)
+    if kind == "f" and low >= 0 and high <= 1:
+        return np.rint(pixels * 255).astype(np.uint8)    # scikit-image's float images
+    if pixels.dtype == np.uint16 and high > 255:
+        return np.rint(pixels / 257.0).astype(np.uint8)  # 16-bit, as files of that depth
+    if low >= 0 and high <= 255:
+        if kind == "f":
+            import warnings
+            warnings.warn(f"a float image with values up to {high:g}: read as grey levels "
+                          "0..255 (divide by 255 for scikit-image's [0, 1])", stacklevel=3)
+        return np.rint(pixels).astype(np.uint8)
+    raise InvalidImage(f"image values from {low:g} to {high:g} fit no grey scale: give uint8 "
+                       "0..255, or float in [0, 1] (skimage.exposure.rescale_intensity "
+                       "maps any range there)")
+
+
+def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionParams,
+               scanner: LevelScanner, source: str = "image") -> Detections:
+    """Faces in grey pixels at a :class:`Detector`'s prepared settings; an image smaller
+    than the model's window is refused, naming ``source``."""
+    width, height = model.window
+    if grey.shape[0] < height or grey.shape[1] < width:
+        raise FacedetectError(f"{source}: image is {grey.shape[1]}x{grey.shape[0]}, "
+                              f"smaller than the {width}x{height} window")
+    return detect_faces(grey, model, params, scanner, checked=True)
+
+
+# Fields whose change needs another scanner: what the scan keeps and how it steps.
+_SCANNER_FIELDS = ("threshold", "neighbor_margin", "step")
+
+
+class Detector:
+    """A model and its scan settings, prepared once and applied to image after image:
+    OpenCV's ``CascadeClassifier(xml).detectMultiScale`` and scikit-image's
+    ``Cascade(xml).detect_multi_scale``, for a facedetect model.
+
+    Parameters
+    ----------
+    model : str, path, HaarDetectorModel or None
+        ``"default"`` (None) for the shipped detector, a model file, or a loaded model.
+    exact : bool
+        Exact early rejection only: ignore the model's learnt rejection thresholds.
+    max_pixels : int or None
+        Refuse image files above this many pixels before decoding them.
+    **settings
+        Scan settings in place of the model's own image operating point
+        (:class:`DetectionParams` fields); None keeps the model's.
+
+    Attributes
+    ----------
+    model : HaarDetectorModel
+    params : DetectionParams
+        The settings :meth:`detect` uses, checked once.
+    scanner : LevelScanner
+        The compiled scan, reused by every call.
+
+    Raises
+    ------
+    FacedetectError
+        As :func:`detect`, when the detector is made (the model and the settings) or
+        when an image is read.
+
+    See Also
+    --------
+    detect : one call, with the prepared detector of each model file cached.
+    load_model : the model alone, for its ``decision_function`` on windows.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> detector = Detector("default")
+    >>> found = detector.detect(data.astronaut())
+    >>> len(found) >= 1, [int(v) for v in found.boxes[found.scores.argmax()]]
+    (True, [159, 59, 130, 130])
+    >>> len(detector.detect(data.astronaut(), threshold=1e6))   # a threshold no face reaches
+    0
+    """
+
+    def __init__(self, model=None, *, exact: bool = False,
+                 max_pixels: int | None = DEFAULT_MAX_PIXELS, **settings):
+        if not isinstance(exact, bool):
+            raise FacedetectError(f"exact must be True or False, got {exact!r}")
+        self.model = load_model(model)
+        self.exact = exact
+        self.max_pixels = max_pixels
+        self.params = params_for(self.model, **settings)
+        self.scanner = scanner_for(self.model, self.params, pruning=not exact)
+
+    def __repr__(self) -> str:
+        return (f"Detector(window={self.model.window}, stumps={self.model.n_stumps}, "
+                f"exact={self.exact}, params={self.params!r})")
+
+    def settings(self, **overrides) -> tuple[DetectionParams, LevelScanner]:
+        """The settings and scanner of one call: this detector's own where ``overrides``
+        change nothing (or are None); a scanner is built anew only where the threshold,
+        the neighbour margin or the step change."""
+        changed = {k: v for k, v in overrides.items()
+                   if v is not None and getattr(self.params, k, object()) != v}
+        if not changed:
+            return self.params, self.scanner
+        unknown = sorted(set(changed) - set(DetectionParams.__dataclass_fields__))
+        if unknown:
+            raise FacedetectError(f"unknown scan setting {unknown[0]!r}; choose from "
+                                  f"{', '.join(DetectionParams.__dataclass_fields__)}")
+        params = replace(self.params, **changed)
+        params.validate()
+        if not set(changed) & set(_SCANNER_FIELDS):
+            return params, self.scanner
+        return params, scanner_for(self.model, params, pruning=not self.exact)
+
+    def detect(self, image, **overrides) -> Detections:
+        """Faces in one image.
+
+        Parameters
+        ----------
+        image : path, PIL.Image.Image or array
+            See :func:`grey_pixels`.
+        **overrides
+            Scan settings for this call only (:class:`DetectionParams` fields).
+
+        Returns
+        -------
+        Detections
+        """
+        params, scanner = self.settings(**overrides)
+        source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
+        return find_faces(grey_pixels(image, self.max_pixels), self.model, params, scanner,
+                          source)
+
+
+# Prepared detectors of model files, by path, size and modification time: a second
+# ``detect(path)`` loads nothing. A few models at most are in use at a time.
+_DETECTORS: OrderedDict = OrderedDict()
+_CACHED_DETECTORS = 8
+_DETECTORS_LOCK = threading.Lock()   # detect() may be called from several threads
+
+
+def cached_detector(model="default", exact: bool = False) -> Detector:
+    """The prepared detector of a shipped model or model file (a loaded model: prepared
+    now), kept while the file is unchanged."""
+    if isinstance(model, HaarDetectorModel):
+        return Detector(model, exact=exact)
+    name = "default" if model is None else os.fspath(model)
+    path = Path(name)
+    if name in (*SHIPPED_MODELS, *RETIRED_MODELS) and not path.exists():
+        path = shipped_model_path(name)
+    try:
+        stat = path.stat()
+    except OSError:
+        return Detector(path, exact=exact)   # load_model says what is wrong
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, exact)
+    with _DETECTORS_LOCK:
+        found = _DETECTORS.get(key)
+        if found is not None:
+            _DETECTORS.move_to_end(key)
+            return found
+    detector = Detector(path, exact=exact)   # loaded outside the lock
+    with _DETECTORS_LOCK:
+        _DETECTORS[key] = detector
+        while len(_DETECTORS) > _CACHED_DETECTORS:
+            _DETECTORS.popitem(last=False)
+    return detector
+
+
+def detect(image, model="default", *, exact: bool = False,
+           max_pixels: int | None = DEFAULT_MAX_PIXELS, **overrides) -> Detections:
+    """Find faces in an image, as the ``detect`` command does.
+
+    The model file is read once: later calls with the same file (unchanged since) reuse
+    its prepared :class:`Detector`. To run over many images, a :class:`Detector` of your
+    own does the same without the lookup.
+
+    Parameters
+    ----------
+    image : path, PIL.Image.Image or array
+        See :func:`grey_pixels`.
+    model : str, path or HaarDetectorModel
+        ``"default"`` (the shipped detector), a model file, or a loaded model.
+    exact : bool
+        Exact early rejection only: ignore the model's learnt rejection thresholds.
+    max_pixels : int or None
+        Refuse image files above this many pixels before decoding them.
+    **overrides
+        Scan settings in place of the model's own image operating point:
+        ``scale_factor``, ``step``, ``min_size``, ``max_size``, ``threshold``,
+        ``min_neighbors``, ``neighbor_margin`` (see :class:`DetectionParams`).
+
+    Returns
+    -------
+    Detections
+        ``boxes`` (n, 4) ``x, y, w, h`` in image pixels, ``scores`` and ``neighbors`` of
+        each face, and the windows scanned and seconds taken.
+
+    Raises
+    ------
+    FacedetectError
+        A model file that is missing or fails its checks; an image that cannot be read
+        as grey levels (:func:`grey_pixels`) or is smaller than the window; a scan setting
+        out of range (``InvalidScanSetting``, also a ``ValueError``).
+
+    See Also
+    --------
+    Detector : a model prepared once for many images.
+
+    References
+    ----------
+    .. [1] P. Viola and M. J. Jones, "Robust Real-Time Face Detection", International
+       Journal of Computer Vision 57(2), 137-154 (2004),
+       doi:10.1023/B:VISI.0000013087.49260.fb.
+
+    Examples
+    --------
+    >>> from skimage import data
+    >>> found = detect(data.astronaut())
+    >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
+    [159, 59, 130, 130]
+    """
+    detector = cached_detector(model, exact)
+    params, scanner = detector.settings(**overrides)
+    source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
+    return find_faces(grey_pixels(image, max_pixels), detector.model, params, scanner, source)

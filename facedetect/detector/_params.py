@@ -1,0 +1,93 @@
+"""Scan settings: what ``detect``'s flags and ``facedetect.detect``'s keywords set, checked
+once. Plain data, so that the command line reads its defaults without loading the scanner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InvalidParameter
+from ..limits import check_limited
+from ..modelfile._schema import PYRAMIDS, SCAN_LIMITS
+
+__all__ = ["DetectionParams", "InvalidScanSetting"]
+
+
+@dataclass(kw_only=True)
+class DetectionParams:
+    """Scan settings. A model's own settings (its ``detection`` section, chosen at
+    training from held-out data) come from :func:`params_for`; these defaults are
+    OpenCV's ``detectMultiScale`` rule at the raw threshold 0, on area-averaged levels.
+
+    Parameters
+    ----------
+    scale_factor : float
+        Pyramid step, in [1.01, 10].
+    step : int, "auto" or "refine"
+        Window stride in pixels; ``"auto"`` is OpenCV's rule (2 up to twice the window,
+        then 1) with the rest of its scan (its levels; no window of a standard deviation
+        of at most 10 grey levels; along a row, not the window after one the first stage
+        rejects); ``"refine"`` scans at 2, then at 1 around windows near the threshold.
+    min_size, max_size : int
+        Smallest and largest window side in pixels (``max_size`` None: the image).
+    threshold : float
+        The score a window must exceed.
+    min_neighbors : int
+        Windows a group needs beyond this.
+    neighbor_margin : float
+        Windows within this below ``threshold`` count as neighbours (0: OpenCV's rule).
+    pyramid : str
+        How levels are resized (:mod:`.pyramid`): ``"area"`` (area averages, as training
+        faces are made) or ``"linear"`` (OpenCV's bilinear resize). ``step="auto"``
+        resizes as OpenCV does whatever this says.
+
+    Examples
+    --------
+    >>> params = DetectionParams(scale_factor=1.2, min_neighbors=2)
+    >>> params.validate()
+    >>> DetectionParams(scale_factor=1.0).validate()
+    Traceback (most recent call last):
+        ...
+    facedetect.detector._params.InvalidScanSetting: scale_factor must be a number in [1.01, 10], got 1.0
+    """
+
+    scale_factor: float = 1.1
+    step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
+    min_size: int = 19
+    max_size: int | None = None
+    threshold: float = 0.0
+    min_neighbors: int = 3
+    neighbor_margin: float = 0.0
+    pyramid: str = "area"
+
+    @property
+    def scan_threshold(self) -> float:
+        """Windows above this are kept by the scan: the neighbours a group may count."""
+        return self.threshold - self.neighbor_margin
+
+    def validate(self):
+        """Refuse settings no scan can honour, naming the parameter; numpy scalars are
+        taken as the numbers they are (and stored as Python numbers)."""
+        if self.step in ("auto", "refine"):
+            names = [name for name in SCAN_LIMITS if name != "step"]
+        else:
+            names = list(SCAN_LIMITS)
+        try:
+            for name in names:
+                setattr(self, name, check_limited(name, getattr(self, name), SCAN_LIMITS,
+                                                  InvalidScanSetting))
+        except InvalidScanSetting as error:
+            if error.parameter != "step":
+                raise
+            raise InvalidScanSetting("step must be a positive integer, 'auto' or 'refine', "
+                                     f"got {self.step!r}", "step") from None
+        if self.max_size is not None and self.max_size < self.min_size:
+            raise InvalidScanSetting(f"max_size must be at least min_size ({self.min_size}), "
+                                     f"got {self.max_size}", "max_size")
+        if self.pyramid not in PYRAMIDS:
+            raise InvalidScanSetting(f"pyramid must be one of {', '.join(PYRAMIDS)}, got "
+                                     f"{self.pyramid!r}")
+
+
+class InvalidScanSetting(InvalidParameter):
+    """A scan setting out of its range or of the wrong type (also a ``ValueError``)."""

@@ -1,0 +1,125 @@
+"""A one-stage detector with learnt rejection, cut into stages OpenCV can run.
+
+Our scanner rejects a window after any stump whose running score falls below that stump's
+rejection level (a soft cascade, :mod:`.pruning`). OpenCV's cascade format has no running
+score: each stage sums its own stumps from zero. A stage that holds *every* stump up to a
+cut, though, sums exactly the running score there, so stage ``k`` holding stumps
+``0 .. c_k - 1`` with the rejection level at ``c_k - 1`` as its threshold rejects what the
+soft cascade rejects at that stump. The staged form checks only at the cuts, so it keeps a
+window the soft cascade would have dropped in between: it is at least as permissive, and
+its last stage (every stump, at the detection threshold) decides exactly as the one-stage
+model does.
+
+Repeating a prefix costs its stumps again for the windows that reach the next stage, and
+most windows die within the first few stumps, so cuts that grow geometrically keep the
+work within about twice the soft cascade's (``DEFAULT_CUTS``).
+
+Both our scanner and ``cv2.CascadeClassifier`` run the staged model as an ordinary
+cascade, so they agree window for window; :func:`~facedetect.detector._export.export_opencv`
+writes it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..errors import FacedetectError
+from ..modelfile._io import reseal
+from ._multiscale import params_for
+from ._scan import reject_levels
+
+# Stumps at each cut: about 20 stumps a window of the training negative pictures against
+# the soft cascade's 8 (benchmarks/opencv_export.py measures other schedules: 16 to 22).
+DEFAULT_CUTS = (4, 8, 16, 32, 64, 128, 256, 512)
+
+
+def stage_cuts(n_stumps: int, cuts=DEFAULT_CUTS) -> list[int]:
+    """The cuts below ``n_stumps``, then ``n_stumps`` itself.
+
+    >>> stage_cuts(100)
+    [4, 8, 16, 32, 64, 100]
+    """
+    kept = sorted({int(c) for c in cuts if 0 < int(c) < n_stumps})
+    return kept + [int(n_stumps)]
+
+
+# Relative margin within which a stage threshold counts as the lowest sum its stumps can
+# give: OpenCV adds float32 leaves, so a sum that equals the threshold in float64 can
+# fall a unit in the last place below it there.
+LOWEST_SUM_MARGIN = 1e-6
+
+
+def _rejects_nothing(model, levels: np.ndarray, cut: int) -> bool:
+    """Whether a stage of stumps ``0 .. cut - 1`` at the rejection level there rejects no
+    window: the level is the lowest sum those stumps can give (every vote against).
+    Such a stage only costs time, and inside OpenCV it would reject the windows that get
+    exactly that sum (its float32 leaves add up a hair lower), and step over the window
+    after each: 1,197 raw windows of the development images differed for that."""
+    lowest = -float(np.sum(np.abs(model.alphas[:cut])))
+    return levels[cut - 1] <= lowest + LOWEST_SUM_MARGIN * (1.0 + abs(lowest))
+
+
+def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
+    """``model`` (one stage) as a cascade of cumulative stages, for OpenCV.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        A one-stage model; its rejection levels at ``threshold`` (exact, and learnt where
+        it has them: :func:`.scan.reject_levels`) become the stage thresholds.
+    threshold : float
+        The detection threshold: the last stage's.
+    cuts : sequence of int
+        Stumps before each check (see :func:`stage_cuts`); a cut whose stage would
+        reject no window (its level is the lowest sum its stumps can give) is left out.
+
+    Returns
+    -------
+    HaarDetectorModel
+        A cascade whose stage ``k`` holds the first ``cuts[k]`` stumps; it carries the
+        model's ``detection`` section, and no rejection or window operating point.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> staged = staged_model(facedetect.load_model("default"), 13.6, cuts=(4, 8))
+    >>> [n for n, _ in staged.stages], staged.n_stumps     # 4 stumps would reject nothing
+    ([8, 900], 908)
+    """
+    if model.stages:
+        raise FacedetectError("the model is already a cascade: export it as it is")
+    if not np.isfinite(threshold):
+        raise FacedetectError(f"the detection threshold must be finite, not {threshold}")
+    levels = reject_levels(model, float(threshold))
+    counts = [c for c in stage_cuts(model.n_stumps, cuts)
+              if c == model.n_stumps or not _rejects_nothing(model, levels, c)]
+    document = copy.deepcopy(model.document)
+    features = document["features"]
+    order = np.concatenate([np.arange(c) for c in counts])
+    document["stumps"] = [document["stumps"][t] for t in order]
+    for key in ("rects", "pool_index", "tilted"):
+        if key in features:
+            features[key] = [features[key][t] for t in order]
+    document["detection"].pop("rejection", None)
+    document.pop("operating_point", None)
+    # A window passes a stage on a sum above its threshold; the scanner stops one below
+    # its level: the float just under the level keeps the windows at it.
+    document["detection"]["stages"] = [
+        {"stumps": int(c), "threshold": float(np.nextafter(levels[c - 1], -np.inf))}
+        for c in counts[:-1]] + [{"stumps": int(counts[-1]), "threshold": float(threshold)}]
+    return type(model).from_document(reseal(document))
+
+
+def exported_form(model, threshold: float | None = None, one_stage: bool = False):
+    """``(model to write, last-stage threshold)`` for an OpenCV export: a one-stage model
+    with learnt rejection staged (:func:`staged_model`) at its OpenCV operating point
+    (``detection.opencv``) unless ``one_stage``; any other model as it is, at the threshold
+    ``detect`` uses. ``threshold`` overrides either."""
+    if model.stages or one_stage or model.rejection is None:
+        return model, params_for(model, threshold=threshold).threshold
+    point = (model.detection or {}).get("opencv")
+    if threshold is None:
+        threshold = point["threshold"] if point else params_for(model).threshold
+    return staged_model(model, threshold, point["cuts"] if point else DEFAULT_CUTS), threshold

@@ -1,0 +1,143 @@
+"""The feature matrix: every feature of a pool over many windows, as one sparse-times-dense map.
+
+Each Haar feature is a fixed linear combination of at most 9 integral-image corners, so the
+whole pool is one sparse matrix ``M`` of shape ``(n_features, (H+1)*(W+1))`` and the matrix
+of raw values is ``M @ II`` with ``II`` the stacked, flattened integral images (followed by
+the tilted integral images when the pool has tilted features). The product
+runs in a numba kernel, parallel over features, one chunk of windows at a time so that the
+working memory stays under the caller's bound.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._utils.progress import progress_bar
+
+from ._features import HaarFeaturePool
+from ._integral import (integral_image, normalization_factors, squared_integral_image,
+                       tilted_integral_image)
+
+DEFAULT_WORKING_MEMORY = 256 * 2**20
+# Windows per chunk: 1,024 flattened 19x19 integral images in float32 take 1.6 MB, about
+# the size of the L2 caches, so every feature's corner rows are read from cache. Larger
+# chunks were 3x slower on the 2-core reference machine (see benchmarks/haar_features.py).
+CACHE_CHUNK = 1024
+
+
+@numba.njit(parallel=True, cache=True)
+def _apply_linear_map(indptr, indices, data, ii_t, scale, out, col0):
+    """out[f, col0:col0+n] = scale * sum_k data[k] * ii_t[indices[k], :] for every row f.
+
+    Integral images of 8-bit windows up to 64x64 are below 2**24, so float32
+    accumulation of these integer sums is exact; the scale is applied last, as OpenCV
+    does (raw value times float32(1/nf)).
+    """
+    n_rows = indptr.size - 1
+    n = ii_t.shape[1]
+    for f in numba.prange(n_rows):
+        start = indptr[f]
+        stop = indptr[f + 1]
+        row = out[f, col0:col0 + n]
+        first = indices[start]
+        w0 = data[start]
+        for j in range(n):
+            row[j] = w0 * ii_t[first, j]
+        for k in range(start + 1, stop):
+            idx = indices[k]
+            w = data[k]
+            for j in range(n):
+                row[j] += w * ii_t[idx, j]
+        for j in range(n):
+            row[j] *= scale[j]
+
+
+def _check_windows(windows: np.ndarray, pool: HaarFeaturePool) -> np.ndarray:
+    windows = np.asarray(windows)
+    if windows.ndim == 2:
+        windows = windows[None]
+    if windows.ndim != 3 or windows.shape[1:] != (pool.height, pool.width):
+        raise ValueError(f"windows must have shape (N, {pool.height}, {pool.width}), "
+                         f"got {windows.shape}")
+    return windows
+
+
+def window_scales(windows: np.ndarray, normalize: bool = True) -> np.ndarray:
+    """float32 ``1/nf`` per window (OpenCV's variance normalisation), or ones."""
+    if not normalize:
+        return np.ones(len(windows), dtype=np.float32)
+    _, height, width = windows.shape
+    nf = normalization_factors(integral_image(windows), squared_integral_image(windows),
+                               width, height)
+    return (1.0 / nf).astype(np.float32)
+
+
+def _output_buffer(out, shape) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype=np.float32)
+    if out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}")
+    return out
+
+
+def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: bool = True,
+                   working_memory: int = DEFAULT_WORKING_MEMORY, out: np.ndarray | None = None,
+                   progress: bool = True) -> np.ndarray:
+    """Values of every feature of ``pool`` on every window.
+
+    Parameters
+    ----------
+    windows : (N, H, W) array
+        Grey windows (uint8 for exact float32 sums) of the pool's size.
+    pool : HaarFeaturePool
+    normalize : bool, optional
+        Divide by OpenCV's variance normalisation factor (default). With False, the raw
+        weighted rectangle sums, equal to ``skimage.feature.haar_like_feature``.
+    working_memory : int, optional
+        Bound in bytes on the memory used besides the output (integral images of one
+        chunk of windows).
+    out : (n_features, N) float32 C-contiguous array, optional
+        Where to write (for example a ``numpy.memmap``); allocated when omitted.
+    progress : bool, optional
+        Show a tqdm bar over window chunks.
+
+    Returns
+    -------
+    X : (N, n_features) float32 array
+        A transposed view of the feature-major ``(n_features, N)`` buffer, so that each
+        feature's column is contiguous, which is what the stump search streams over.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from facedetect.haar import haar_feature_pool
+    >>> windows = np.zeros((3, 19, 19), np.uint8)
+    >>> windows[:, :, 10:] = 200                      # bright right half
+    >>> X = feature_matrix(windows, haar_feature_pool(19, 19, "type-2-x"), progress=False)
+    >>> X.shape, bool(X.std() > 0)
+    ((3, 17100), True)
+    """
+    windows = _check_windows(windows, pool)
+    n_windows = len(windows)
+    out = _output_buffer(out, (len(pool), n_windows))
+    matrix = pool.linear_map()
+    indptr = matrix.indptr.astype(np.int64)
+    indices = matrix.indices.astype(np.int64)
+    data = matrix.data.astype(np.float32)
+    n_corners = matrix.shape[1]
+    # Per window: the float32 integral image, its transposed copy, and int64 temporaries.
+    bytes_per_window = n_corners * (4 + 4 + 8 + 8)
+    chunk = int(max(1, min(n_windows, CACHE_CHUNK, working_memory // bytes_per_window)))
+    starts = range(0, n_windows, chunk)
+    tilted = n_corners > (pool.height + 1) * (pool.width + 1)
+    for start in progress_bar(starts, desc="Haar features", unit="chunk",
+                              disable=not progress, leave=False):
+        block = windows[start:start + chunk]
+        ii = integral_image(block).reshape(len(block), -1)
+        if tilted:   # the tilted integral's corners follow the upright ones
+            ii = np.hstack([ii, tilted_integral_image(block).reshape(len(block), -1)])
+        ii_t = np.ascontiguousarray(ii.T, dtype=np.float32)
+        scale = window_scales(block, normalize)
+        _apply_linear_map(indptr, indices, data, ii_t, scale, out, start)
+    return out.T

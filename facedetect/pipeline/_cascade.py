@@ -1,0 +1,194 @@
+"""Attentional cascades (Viola & Jones), each stage boosted with AdaBoostDB.
+
+Stage k is trained on the training faces the stages so far still accept and on negatives
+that they accept too: for the first stage random windows of the negative pictures, then
+windows mined from those pictures with the cascade itself (:mod:`.bootstrap`), so the
+training set stays the size of one stage. A stage adds stumps until, at the threshold that
+keeps ``min_hit_rate`` of the held-out faces, at most ``max_false_alarm_rate`` of its
+negatives pass: opencv_traincascade's rule. The cascade stops after ``stages`` stages, once
+the false-alarm rates multiply to ``target_false_alarm_rate``, when the negatives run out,
+or when a stage cannot reach its rate within ``max_stumps_per_stage``; it is saved with the
+stages it has and the reason. A finished stage is checkpointed (the partial cascade is a
+model file), and ``resume`` continues after it to the same cascade.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from .._utils.progress import progress_bar
+
+from ..detector._model import haar_values
+from .._utils.interrupts import terminate_as_interrupt
+from ..detector._model import HaarDetectorModel
+from ..modelfile._detection import detection_section
+from ..modelfile._io import FORMAT, VERSION, reseal
+from .._utils.sysinfo import peak_rss_gib
+from ..training._algorithms import AdaBoostDB
+from ..training._model_io import model_document
+from ._assemble import framing_of, haar_features
+from ._bootstrap import hard_negatives, random_windows
+from ._settings import CascadeConfig
+from ._storage import FeatureSource
+
+# A cascade scans as OpenCV's detectMultiScale does (step "auto": bilinear levels), so its
+# negatives are cut from such levels too.
+CASCADE_PYRAMID = "linear"
+
+
+@dataclass
+class StageData:
+    """One stage's windows: training faces and negatives, and the held-out faces that
+    set its threshold."""
+
+    faces: np.ndarray
+    negatives: np.ndarray
+    held_faces: np.ndarray
+
+
+def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
+    """A threshold that ``min_hit_rate`` of ``scores`` exceed, midway between the lowest
+    score that must pass and the next lower one (a window passes a stage when its sum is
+    above the threshold). A stage's sums take few distinct values, many windows share
+    each, so a threshold just below one would leave them to rounding: OpenCV sums the
+    leaves as float32 and reads the threshold as one.
+
+    Examples
+    --------
+    >>> stage_threshold(np.array([3.0, 1.0, 2.0, 4.0]), 0.75)   # three of four pass
+    1.5
+    >>> stage_threshold(np.array([3.0, 2.0, 2.0, 4.0]), 0.75)   # ties pass together
+    1.5
+    """
+    ordered = np.sort(scores)
+    # At least one score passes, whatever the rate: a rate of 1e-300 rounds 1 - rate to 1.
+    rejectable = min(int(math.floor((1.0 - min_hit_rate) * len(ordered) + 1e-9)),
+                     len(ordered) - 1)
+    lowest = ordered[rejectable]
+    below = ordered[ordered < lowest]
+    # With nothing below, half a unit under: as far from the sums as their own spacing.
+    return float(0.5 * (lowest + below[-1])) if len(below) else float(lowest - 0.5)
+
+
+def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: FeatureSource,
+                progress: bool, name: str):
+    """Boost one stage until its negatives' pass rate at the hit-rate threshold is at most
+    ``max_false_alarm_rate``, once per cost in ``costs`` on the same features; the stage
+    of fewest stumps wins (then the fewest false alarms, then the first cost). Returns
+    ``(estimator, threshold, hit rate, false-alarm rate, cost)``."""
+    images = np.concatenate([data.faces, data.negatives])
+    y = np.r_[np.ones(len(data.faces), np.int8), np.zeros(len(data.negatives), np.int8)]
+    store = features(images, pool, progress)
+    held_values = _HeldValues(data.held_faces, pool)
+    best = None
+    for cost in costs:
+        label = f"{name} boosting" + (f" at cost {cost[0]:g},{cost[1]:g}" if len(costs) > 1
+                                      else "")
+        found = _boost_stage(store, y, held_values, tuple(cost), config, progress, label)
+        if best is None or (found[0].n_rounds_, found[3]) < (best[0].n_rounds_, best[3]):
+            best = (*found, tuple(cost))
+    return best
+
+
+class _HeldValues:
+    """The held-out faces' values of pool features, computed once per feature as the
+    scanner computes them (so their stage sums are the ones the scanner gives them)."""
+
+    def __init__(self, windows: np.ndarray, pool):
+        self.windows, self.pool, self.cache = windows, pool, {}
+
+    def __call__(self, feature: int) -> np.ndarray:
+        if feature not in self.cache:
+            self.cache[feature] = haar_values(self.windows, [self.pool.feature(feature)],
+                                              (self.pool.width, self.pool.height),
+                                              tilted=[self.pool.tilted[feature]])[:, 0]
+        return self.cache[feature]
+
+
+def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: bool,
+                 label: str):
+    n_faces = int(y.sum())
+    negative_scores = np.zeros(len(y) - n_faces)
+    held_scores = np.zeros(len(held_values.windows))
+    found = {}
+    bar = progress_bar(total=config.max_stumps_per_stage, desc=label, unit="stump",
+               disable=not progress, leave=False)
+
+    def on_round(model, state):
+        f, threshold, polarity = state.stumps[-1]
+        alpha = state.alphas[-1]
+        negative_scores[:] += alpha * store.outputs_at(f, threshold, polarity)[n_faces:]
+        held_scores[:] += alpha * np.where(held_values(f) > threshold, polarity, -polarity)
+        cut = stage_threshold(held_scores, config.min_hit_rate)
+        false_alarms = float(np.mean(negative_scores > cut))
+        found.update(threshold=cut, false_alarms=false_alarms,
+                     hits=float(np.mean(held_scores > cut)))
+        bar.update(1)
+        bar.set_postfix(FA=f"{false_alarms:.3f}", hit=f"{found['hits']:.3f}")
+        if false_alarms <= config.max_false_alarm_rate:
+            state.finished = True   # the stage meets its targets: no more stumps
+    estimator = AdaBoostDB(n_rounds=config.max_stumps_per_stage, cost=cost)
+    try:
+        estimator.fit_binned(store, y, callback=on_round)
+    finally:
+        bar.close()
+    return estimator, found["threshold"], found["hits"], found["false_alarms"]
+
+
+def stage_negatives(cascade, negatives, known: np.ndarray, count: int, seed: int,
+                    progress: bool, warn, window=(19, 19)) -> np.ndarray:
+    """``count`` negatives the cascade so far accepts: the ``known`` ones first (CBCL's
+    non-faces that passed every stage), then windows of the negative pictures (random ones
+    for the first stage)."""
+    kept = known[:count]
+    missing = count - len(kept)
+    if missing <= 0:
+        return kept
+    if cascade is None:
+        found = random_windows(negatives, missing, seed, window, warn=warn,
+                               pyramid=CASCADE_PYRAMID)
+    else:
+        found = hard_negatives(cascade, negatives, missing, seed, cascade.threshold,
+                               progress=progress, warn=warn, pyramid=CASCADE_PYRAMID)
+    return np.concatenate([kept, found])
+
+
+def cascade_model(stages, pool, cost, training: dict):
+    """The detector model of the stages so far, ``(stumps, threshold)`` each (the stumps as
+    a model file lists them): their stumps in order, and ``stages``."""
+    stumps = [stump for stage_stumps, _ in stages for stump in stage_stumps]
+    document = {"format": FORMAT, "version": VERSION, "algorithm": "db", "selection": "root",
+                "search": "conditional", "cost": [float(c) for c in cost], "classes": [0, 1],
+                "n_features": len(pool), "stumps": stumps,
+                "features": haar_features([s["feature"] for s in stumps], pool),
+                "training": training,
+                "detection": dict(
+                    detection_section((pool.width, pool.height), framing_of(training),
+                                      float(stages[-1][1])),
+                    stages=[{"stumps": len(stage_stumps), "threshold": float(threshold)}
+                            for stage_stumps, threshold in stages])}
+    return HaarDetectorModel.from_document(reseal(document))
+
+
+def config_record(config: CascadeConfig) -> dict:
+    return dict(asdict(config), target_false_alarm_rate=config.target)
+
+
+def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig,
+              features: FeatureSource, progress: bool):
+    """Train stage ``stage`` (0-based) at the best of ``costs`` and return its stumps (as a
+    model file lists them), threshold and record."""
+    start = time.perf_counter()
+    with terminate_as_interrupt():
+        estimator, threshold, hits, false_alarms, cost = train_stage(
+            data, pool, costs, config, features, progress, f"stage {stage + 1}/{config.stages}")
+    record = {"stage": stage + 1, "stumps": int(estimator.n_rounds_), "cost": list(cost),
+              "threshold": threshold, "held_out_hit_rate": hits,
+              "false_alarm_rate": false_alarms, "faces": int(len(data.faces)),
+              "negatives": int(len(data.negatives)),
+              "boosting_seconds": round(time.perf_counter() - start, 2),
+              "peak_rss_gib": round(peak_rss_gib(), 3)}
+    return model_document(estimator)["stumps"], threshold, record

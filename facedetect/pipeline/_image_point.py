@@ -1,0 +1,235 @@
+"""The image operating point: the scan threshold and grouping that ``detect`` uses by default.
+
+The window operating point (:mod:`.operating_point`) answers "is this 19x19 window a
+face?" at the cost asked for. A whole photograph is another question: it holds hundreds of
+thousands of windows, so what a user sees is the false alarms per megapixel after grouping,
+and the faces found. This module chooses the threshold from data the model never trained
+on:
+
+- the calibration part of the negative pictures (:mod:`facedetect.data._negatives`: a
+  fifth of the pictures outside the held-out fifth, never mined), scanned once, whose
+  groups give the false alarms per megapixel at every candidate threshold (the held-out
+  fifth only measures);
+- the held-out CBCL faces, whose window scores bound the threshold from below (no
+  threshold below the score that keeps ``FACE_QUANTILE`` of them is tried: lower gains
+  nothing at the window level).
+
+The threshold is the lowest candidate whose false-alarm rate, and that of every higher
+candidate, is at most the target: the highest face recall at the stated rate. Grouping is
+OpenCV's rule (``min_neighbors`` 3, no neighbour margin), fixed beforehand. The MIT+CMU
+development images never enter.
+
+Then soft rejection (:func:`facedetect.detector._pruning.soft_rejection_thresholds`) is set
+at the chosen threshold from the training faces, rejecting at most ``SOFT_REJECTION_LOSS``
+of those the model accepts there, and the calibration pictures are scanned once more to
+record the false alarms ``detect`` gives with it (it only removes windows).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from .._utils.progress import progress_bar
+
+from ..detector._multiscale import (DetectionParams, group_detections, params_for, scan_best,
+                               scanner_for)
+from ._bootstrap import MINING_PYRAMID, _picture
+from ._settings import TARGET_FALSE_ALARMS_PER_MPX
+
+# A group needs more than this many windows. Each setting with its own threshold at the
+# target, on the recipe's model: 1, 2, 3, 4 neighbours found 0.927, 0.931, 0.926, 0.923 of
+# the held-out MTFL and Caltech crops (OpenCV's 3 is not the best for this detector), and
+# counting windows up to 1 or 1.5 below the threshold as neighbours found no more
+# (docs/detector-training.md).
+MIN_NEIGHBORS = 2
+NEIGHBOR_MARGIN = 0.0
+# Candidates start at the score that keeps 95% of the held-out faces: the threshold that
+# meets the target keeps fewer (88-90% of them for the shipped model), and scanning from a
+# lower start took a quarter of the training time.
+FACE_QUANTILE = 0.05
+N_CANDIDATES = 200
+# Soft rejection's budget: the share of the training faces accepted at the chosen
+# threshold that it may reject. On the recipe's 900-round model scanning area-averaged
+# levels, 2% left detect at 0.55x OpenCV's time idle (0.65x beside a busy core), 3% at
+# 0.50x (0.58x) and 4% at 0.48x (0.50x), for 0.935, 0.931 and 0.925 of the held-out wild
+# faces (docs/detector-training.md): 4% meets both speed targets with a margin.
+SOFT_REJECTION_LOSS = 0.04
+
+
+def scan_pictures(model, pictures, params: DetectionParams, progress: bool = False,
+                  warn=None):
+    """Raw windows (rects, scores) of each readable picture, and the megapixels scanned."""
+    raw, megapixels, _ = scan_pictures_bounded(model, pictures, params, progress, warn)
+    return raw, megapixels
+
+
+def scan_pictures_bounded(model, pictures, params: DetectionParams, progress: bool = False,
+                          warn=None):
+    """:func:`scan_pictures` that keeps each picture's ``MAX_WINDOWS`` best windows: with
+    the highest score below which some were dropped (``-inf``: none), above which every
+    count is exact. A weak model raises more windows than grouping can take."""
+    scanner = scanner_for(model, params, parallel_min_windows=0)   # as mining does
+    raw, megapixels, floor = [], 0.0, -np.inf
+    for item in progress_bar(pictures, desc="calibration negatives", unit="picture",
+                     disable=not progress, leave=False):
+        picture = _picture(item, warn or (lambda line: None))
+        if picture is None:
+            continue
+        megapixels += picture.size / 1e6
+        rects, scores, dropped = scan_best(picture, scanner, params)
+        floor = max(floor, dropped)
+        raw.append((rects, scores))
+    return raw, megapixels, floor
+
+
+def false_alarm_rates(raw, megapixels: float, thresholds, min_neighbors: int,
+                      neighbor_margin: float) -> np.ndarray:
+    """Groups per megapixel at each threshold (each picture grouped on its own)."""
+    counts = np.zeros(len(thresholds))
+    for rects, scores in raw:
+        for i, threshold in enumerate(thresholds):
+            keep = scores > threshold - neighbor_margin
+            if not keep.any():
+                break  # thresholds rise: no window left for the higher ones
+            counts[i] += len(group_detections(rects[keep], scores[keep], threshold,
+                                              min_neighbors, neighbor_margin)[1])
+    return counts / max(megapixels, 1e-12)
+
+
+def rates_down_to_target(raw, megapixels: float, thresholds, target: float,
+                         min_neighbors: int, neighbor_margin: float) -> np.ndarray:
+    """:func:`false_alarm_rates` from the highest threshold down, stopping at the first
+    above ``target`` (NaN below it): all that :func:`choose_image_threshold` reads, without
+    grouping the many windows of the low thresholds (a weak model spent 226 of its 228 s
+    there)."""
+    rates = np.full(len(thresholds), np.nan)
+    for i in reversed(range(len(thresholds))):
+        rates[i] = false_alarm_rates(raw, megapixels, [thresholds[i]], min_neighbors,
+                                     neighbor_margin)[0]
+        if rates[i] > target:
+            break
+    return rates
+
+
+def _measured(thresholds, rates) -> dict:
+    """The curve a model file keeps: the thresholds whose rate was measured."""
+    done = ~np.isnan(rates)
+    return {"thresholds": [round(float(t), 4) for t in np.asarray(thresholds)[done]],
+            "false_alarms_per_megapixel": [round(float(r), 4) for r in rates[done]]}
+
+
+def choose_image_threshold(thresholds, rates, target: float) -> int:
+    """Index of the lowest threshold from which every rate is at most ``target`` (the last
+    one if none is)."""
+    ok = np.asarray(rates) <= target   # NaN (not measured): not ok
+    # suffix "all ok": the rate need not fall monotonically with the threshold
+    suffix = np.flip(np.logical_and.accumulate(np.flip(ok)))
+    return int(np.argmax(suffix)) if suffix.any() else len(thresholds) - 1
+
+
+def image_operating_point(model, pictures, held_out_faces: np.ndarray,
+                          target: float = TARGET_FALSE_ALARMS_PER_MPX,
+                          progress: bool = False, warn=None,
+                          train_faces: np.ndarray | None = None) -> dict:
+    """The ``detection`` section of a model file (see the module docstring). With
+    ``train_faces``, the calibration pictures are scanned with soft rejection set at the
+    lowest candidate threshold (rejecting at most ``SOFT_REJECTION_LOSS`` of the training
+    faces accepted there) rather than with the minimum levels: 13 s instead of 37 s for a
+    900-stump model (docs/detector-training.md). ``detect``'s own soft rejection is set
+    afterwards at the threshold chosen, and the pictures scanned again with it."""
+    face_scores = model.decision_function(held_out_faces)
+    low = float(np.quantile(face_scores, FACE_QUANTILE))
+    base = DetectionParams(threshold=low, min_neighbors=MIN_NEIGHBORS,
+                           neighbor_margin=NEIGHBOR_MARGIN, pyramid=MINING_PYRAMID,
+                           min_size=max(model.window))
+    if train_faces is not None and len(train_faces):
+        model = model.with_rejection(train_faces, threshold=low, max_loss=SOFT_REJECTION_LOSS)
+    raw, megapixels, floor = scan_pictures_bounded(model, pictures, base, progress, warn)
+    if floor > low:
+        # A weak model: the pictures raised more windows than can be counted below the
+        # floor, so the candidates start there (and the faces kept say what it costs).
+        (warn or (lambda line: None))(
+            f"warning: the model accepts so many windows of the calibration pictures that "
+            f"its image operating point is sought from {floor:.4g} up (it keeps "
+            f"{np.mean(face_scores > floor):.1%} of the held-out faces there): train "
+            "longer (--rounds) for a stronger one")
+        low = float(np.nextafter(floor, np.inf))
+    top = max([low] + [float(s.max()) for _, s in raw if len(s)])
+    thresholds = np.linspace(low, top, N_CANDIDATES)
+    rates = rates_down_to_target(raw, megapixels, thresholds, target, MIN_NEIGHBORS,
+                                 NEIGHBOR_MARGIN)
+    chosen = choose_image_threshold(thresholds, rates, target)
+    threshold = float(thresholds[chosen])
+    if rates[chosen] > target:
+        (warn or (lambda line: None))(
+            f"warning: no threshold keeps the false alarms on the calibration pictures at "
+            f"{target:g} per megapixel; the image operating point takes the highest score "
+            f"seen, {threshold:.4g} ({rates[chosen]:.3g} per megapixel)")
+    return {"threshold": round(threshold, 6), "min_neighbors": MIN_NEIGHBORS,
+            "neighbor_margin": NEIGHBOR_MARGIN, "scale_factor": base.scale_factor,
+            "step": base.step, "min_size": base.min_size, "pyramid": base.pyramid,
+            "applies_to": "images",
+            "target_false_alarms_per_megapixel": target,
+            "false_alarms_per_megapixel": round(float(rates[chosen]), 4),
+            "heldout_face_window_recall": round(float(np.mean(face_scores > threshold)), 4),
+            "source": f"{len(raw)} calibration negative pictures ({megapixels:.1f} Mpx) and "
+                      f"{len(face_scores)} held-out faces",
+            "curve": _measured(thresholds, rates)}
+
+
+def with_soft_rejection(model, train_faces: np.ndarray, pictures,
+                        max_loss: float = SOFT_REJECTION_LOSS, progress: bool = False,
+                        warn=None):
+    """``model`` (with an image operating point) with soft rejection at its image threshold,
+    learnt from ``train_faces``, and the false alarms per megapixel of its ``detection``
+    measured again with it (the rate the threshold was chosen at, on the scan whose soft
+    rejection was set at the lowest candidate, kept as ``..._when_chosen``)."""
+    chosen = model.detection
+    soft = model.with_rejection(train_faces, threshold=chosen["threshold"], max_loss=max_loss)
+    params = params_for(soft)
+    raw, megapixels = scan_pictures(soft, pictures, params, progress, warn)
+    rate = false_alarm_rates(raw, megapixels, [params.threshold], params.min_neighbors,
+                             params.neighbor_margin)[0]
+    return soft.with_detection({
+        "false_alarms_per_megapixel": round(float(rate), 4),
+        "false_alarms_per_megapixel_when_chosen": chosen["false_alarms_per_megapixel"]})
+
+
+# OpenCV's detectMultiScale defaults: the staged export is run by users with them.
+OPENCV_MIN_NEIGHBORS = 3
+OPENCV_SCALE_FACTOR = 1.1
+# The export's threshold is searched this far below the image threshold: OpenCV's coarser
+# scan (step 2, 3 neighbours) raises fewer false alarms at a threshold, so its point lies
+# lower (5.5 lower for the shipped model).
+OPENCV_SEARCH_BELOW = 10.0
+
+
+def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
+                           progress: bool = False, warn=None) -> dict:
+    """The last-stage threshold of the staged OpenCV export (:mod:`..detector.staging`),
+    chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
+    at its defaults: the lowest threshold whose false alarms per megapixel on the
+    calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3
+    neighbours), are at most ``target`` from there up; then the rate at that threshold,
+    with the stage levels it bakes in, measured again. The scan runs the staged cascade
+    in our scanner, which keeps the windows OpenCV keeps (tests/test_staging.py)."""
+    from ..detector._staging import DEFAULT_CUTS, staged_model
+    image_threshold = float(model.detection["threshold"])
+    low = image_threshold - OPENCV_SEARCH_BELOW
+    params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,
+                             scale_factor=OPENCV_SCALE_FACTOR, step="auto",
+                             min_size=max(model.window), pyramid="linear")
+    raw, megapixels, floor = scan_pictures_bounded(staged_model(model, low), pictures,
+                                                   params, progress, warn)
+    low = max(low, float(np.nextafter(floor, np.inf)))   # counted in full from here up
+    thresholds = np.linspace(low, max(low, image_threshold + 2.0), N_CANDIDATES)
+    rates = rates_down_to_target(raw, megapixels, thresholds, target, OPENCV_MIN_NEIGHBORS,
+                                 0.0)
+    threshold = float(thresholds[choose_image_threshold(thresholds, rates, target)])
+    params.threshold = threshold
+    raw, _ = scan_pictures(staged_model(model, threshold), pictures, params,
+                           progress, warn)
+    rate = false_alarm_rates(raw, megapixels, [threshold], OPENCV_MIN_NEIGHBORS, 0.0)[0]
+    return {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,
+            "scale_factor": OPENCV_SCALE_FACTOR, "cuts": list(DEFAULT_CUTS),
+            "target_false_alarms_per_megapixel": target,
+            "false_alarms_per_megapixel": round(float(rate), 4)}

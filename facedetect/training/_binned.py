@@ -1,0 +1,182 @@
+"""Compact feature storage: one byte per window and feature, searched through histograms.
+
+The exact search keeps every feature as float32 plus its sort order, six bytes per window
+and feature. Here each feature is cut at up to ``MAX_EDGES`` quantile edges instead, and a
+window stores only the index of its bin (uint8), as LightGBM and XGBoost's ``hist`` method
+do. A stump ``x > edges[f, k]`` is the same test as ``bin > k``, so a model trained on bins
+is an ordinary model of float thresholds: the detector cannot tell the difference.
+
+A round builds, per feature, the class-weight histogram of its bins (one streaming pass
+over the bytes), then walks the at most 255 cuts in order; every algorithm's rule sees the
+same ``(eP, eN)`` per candidate as it would on a feature whose values are the bin indices.
+A feature with at most 256 distinct values in the sample loses nothing: its edges are its
+values.
+
+Candidates are ``(feature, cut k, polarity)``, with index ``(f * 256 + k) * 2 + (polarity
+< 0)`` for ties; cut ``k`` splits bins ``<= k`` from bins ``> k`` and is a candidate when
+bin ``k`` holds a training window and some higher bin does too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._binned_kernels import MAX_EDGES, N_BINS, _binning_kernel, _root_kernel
+from ._search_kernels import new_blocks
+from ._roots import RootCoefficients
+from ._search import N_BLOCKS, kernel_arguments, merge_blocks
+
+__all__ = ["MAX_EDGES", "N_BINS", "quantile_bins", "BinnedFeatures", "binned_root_search",
+           "binned_candidate_errors"]
+
+
+def quantile_bins(values_t: np.ndarray, out: np.ndarray | None = None):
+    """Cut every feature at up to 255 of its quantiles and bin its values.
+
+    Returns ``(bins (F, n) uint8, edges (F, 255) float32 padded with +inf, n_edges (F,))``;
+    ``value > edges[f, k]`` exactly when ``bin > k``. A feature with at most 256 distinct
+    values keeps them all: its edges are its values below the largest.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bins, edges, n_edges = quantile_bins(np.array([[3.0, 1.0, 2.0, 1.0]], np.float32))
+    >>> bins.tolist(), edges[0, :n_edges[0]].tolist()
+    ([[2, 0, 1, 0]], [1.0, 2.0])
+    """
+    values_t = np.ascontiguousarray(values_t, dtype=np.float32)
+    if values_t.ndim != 2 or values_t.shape[1] == 0:
+        # The kernel runs without bounds checks: an empty row would be read past its end.
+        raise ValueError(f"quantile_bins needs (features, samples) values with at least one "
+                         f"sample, got shape {values_t.shape}")
+    n_features = values_t.shape[0]
+    if out is None:
+        out = np.empty(values_t.shape, dtype=np.uint8)
+    edges = np.full((n_features, MAX_EDGES), np.inf, dtype=np.float32)
+    n_edges = np.zeros(n_features, dtype=np.int64)
+    _binning_kernel(values_t, edges, n_edges, out, max(1, min(64, n_features)))
+    return out, edges, n_edges
+
+
+@dataclass
+class BinnedFeatures:
+    """A feature-major ``(n_features, n_samples)`` uint8 bin matrix and its cut values.
+
+    ``bins`` may be a memory map (:mod:`.storage`): the search then reads ``chunk_rows``
+    features at a time and calls ``release(start, stop)`` after each chunk, so that only
+    one chunk is resident.
+
+    Examples
+    --------
+    >>> binned = BinnedFeatures.from_values(np.array([[0.5, 3.0, 1.5, 3.0]], np.float32))
+    >>> binned.bins.tolist(), binned.threshold(0, 1), binned.outputs(0, 1, 1).tolist()
+    ([[0, 2, 1, 2]], 1.5, [-1, 1, -1, 1])
+    """
+
+    bins: np.ndarray       # (F, n) uint8, C-contiguous
+    edges: np.ndarray      # (F, 255) float32, +inf past n_edges
+    n_edges: np.ndarray    # (F,) int64
+    chunk_rows: int | None = None
+    release: Callable[[int, int], None] | None = None
+
+    @classmethod
+    def from_values(cls, values_t: np.ndarray) -> "BinnedFeatures":
+        """Bins of a feature-major float matrix, edges from its quantiles."""
+        return cls(*quantile_bins(values_t))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.bins.shape
+
+    def subset(self, keep: np.ndarray) -> "BinnedFeatures":
+        """The same bins restricted to some samples (the edges are kept)."""
+        return BinnedFeatures(np.ascontiguousarray(self.bins[:, keep]), self.edges,
+                              self.n_edges)
+
+    def threshold(self, feature: int, cut: int) -> float:
+        return float(self.edges[feature, cut])
+
+    def outputs_at(self, feature: int, threshold: float, polarity: int) -> np.ndarray:
+        """Outputs of the stump ``x > threshold`` for a threshold that is one of the
+        feature's edges (as every stump trained on these bins has)."""
+        cut = int(np.searchsorted(self.edges[feature, :self.n_edges[feature]],
+                                  np.float32(threshold)))
+        return self.outputs(feature, cut, polarity)
+
+    def outputs(self, feature: int, cut: int, polarity: int) -> np.ndarray:
+        """Outputs in {-1, +1} of the stump ``(feature, cut, polarity)`` on every sample."""
+        return np.where(self.bins[feature] > cut, polarity, -polarity).astype(np.int8)
+
+
+# --- the search -------------------------------------------------------------------------
+
+def binned_root_search(binned: BinnedFeatures, weights, is_positive, coefs: RootCoefficients,
+                       exhaustive: bool = False, alpha0: float = 0.0,
+                       feature_offset: int = 0,
+                       features: np.ndarray | None = None) -> dict | None:
+    """The candidate of largest root over binned features (AdaBoostDB's rule; with
+    ``cp == cn`` also AdaBoost's least weighted error). The result has the keys of
+    :func:`.search.conditional_root_search`, with ``position`` the cut index; None when no
+    candidate has a positive root (or beats ``alpha0``).
+
+    Chunks of features are searched in order, each starting from the best root so far, so
+    a later chunk wins only with a strictly larger root: the lowest index keeps a tie.
+    ``features`` (increasing indices; None: all) limits the search to those features.
+
+    Examples
+    --------
+    >>> binned = BinnedFeatures.from_values(np.array([[0.0, 1.0, 2.0, 3.0]], np.float32))
+    >>> is_positive = np.array([False, False, True, True])
+    >>> coefs = RootCoefficients.for_round(0.5, 0.5, 1.0, 1.0)
+    >>> best = binned_root_search(binned, np.full(4, 0.5), is_positive, coefs)
+    >>> best["feature"], best["position"], binned.threshold(0, best["position"])
+    (0, 1, 1.0)
+    """
+    samples, coefs = kernel_arguments(weights, is_positive, coefs)
+    n_features = binned.shape[0]
+    chunk = binned.chunk_rows or n_features
+    best, roots = None, 0
+    for start in range(0, n_features, chunk):
+        stop = min(n_features, start + chunk)
+        if features is None:
+            rows = np.arange(stop - start)
+        else:
+            rows = features[(features >= start) & (features < stop)] - start
+            if rows.size == 0:
+                continue
+        blocks = new_blocks(min(N_BLOCKS, max(1, rows.size // 64)))
+        _root_kernel(binned.bins[start:stop], feature_offset + start, rows.astype(np.int64),
+                     samples, coefs,
+                     float(best["score"] if best else alpha0), bool(exhaustive), blocks)
+        if binned.release is not None:
+            binned.release(start, stop)
+        found = merge_blocks(blocks)
+        if found is None:
+            continue
+        roots += found["roots"]
+        if best is None or found["score"] > best["score"]:
+            best = found
+    if best is None or not best["score"] > 0.0:
+        return None
+    return dict(best, roots=roots)
+
+
+def binned_candidate_errors(binned: BinnedFeatures, weights, is_positive):
+    """Brute force, with numpy: ``(eP, eN)`` of every cut of every feature for both
+    polarities, shape ``(F, 2, 255)``, and the mask of candidate cuts. The oracle of the
+    kernels above."""
+    bins = binned.bins.astype(np.intp)
+    cuts = np.arange(MAX_EDGES)
+    below = bins[:, None, :] <= cuts[None, :, None]          # (F, 255, n)
+    pos = np.where(is_positive, weights, 0.0)
+    neg = np.where(is_positive, 0.0, weights)
+    cum_pos = (below * pos).sum(axis=2)
+    cum_neg = (below * neg).sum(axis=2)
+    occupied = (bins[:, None, :] == cuts[None, :, None]).any(axis=2)
+    above = (bins[:, None, :] > cuts[None, :, None]).any(axis=2)
+    e_pos = np.stack([cum_pos, 1.0 - cum_pos], axis=1)
+    e_neg = np.stack([1.0 - cum_neg, cum_neg], axis=1)
+    return np.clip(e_pos, 0, None), np.clip(e_neg, 0, None), occupied & above
