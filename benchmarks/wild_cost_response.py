@@ -62,10 +62,9 @@ def errors(path: Path) -> dict:
     from facedetect.data._cbcl import framed_windows
     from facedetect.data._wild_faces import (eye_line_for, face_windows, find_faces,
                                             load_wild_faces)
-    from facedetect.modelfile._schema import model_framing
     from facedetect.pipeline._wild import heldout_faces
     model = facedetect.load_model(path)
-    framing = model_framing(model.document)
+    framing = model.framing
     faces = load_wild_faces(find_faces(None), warn=lambda line: None)
     windows, _ = face_windows(heldout_faces(model, faces), tuple(model.window),
                               framing=framing, eye_line=eye_line_for(framing))

@@ -19,7 +19,6 @@ from facedetect.images import to_grey
 from facedetect.modelfile._io import reseal
 from facedetect.modelfile._schema import check_document
 from facedetect.modelfile._detection import detection_section
-from facedetect.modelfile._schema import model_framing
 
 
 # The 20-stage cascade that shipped until the default model took its place (docs/cascades.md):
@@ -171,7 +170,7 @@ def window_agreement(model, cbcl, tmp_path, seed: int) -> float:
     assert not opencv.empty()
     rng = np.random.default_rng(seed)
     seen = framed_windows(cbcl.images, cbcl.labels, model.window,
-                          model_framing(model.document))
+                          model.framing)
     windows = seen[rng.choice(len(seen), 4000, replace=False)]
     ours = model.decision_function(windows) > model.threshold
     theirs = np.array([len(opencv.detectMultiScale(w, 1.5, 0, minSize=model.window,

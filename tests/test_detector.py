@@ -34,9 +34,8 @@ def model():
 def seen(model, cbcl):
     """CBCL's windows as the shipped model sees them: its window and framing."""
     from facedetect.data._cbcl import framed_windows
-    from facedetect.modelfile._schema import model_framing
     return framed_windows(cbcl.images, cbcl.labels, model.window,
-                          model_framing(model.document))
+                          model.framing)
 
 
 @pytest.fixture(scope="module")

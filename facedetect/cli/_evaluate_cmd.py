@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from ..errors import FacedetectError
-from ..modelfile._schema import model_framing
 from ._common import (bounded_int, describe_operating_point, finite_float, print_json,
                      standalone_main)
 
@@ -65,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.model}: {report['n_stumps']} stumps, cost {cp:g},{cn:g}, "
           f"{model.window[0]}x{model.window[1]} windows")
     print(f"CBCL's {args.split} split ({_split_words(args.split)}), each window cut at "
-          f"the model's framing ({model_framing(model.document):g} eye distances):")
-    if model_framing(model.document) > FRAMING:
+          f"the model's framing ({model.framing:g} eye distances):")
+    if model.framing > FRAMING:
         print(f"  CBCL's faces span {FRAMING:g} eye distances, tighter than this window: the "
               "model never trained on faces cut so, and the faces missed here are not its "
               "recall (the faces from the wild below are); the false alarms are its own")

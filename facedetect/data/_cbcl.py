@@ -13,7 +13,8 @@ from PIL import Image, UnidentifiedImageError
 
 from ..images import to_grey
 from ..errors import FacedetectError
-from ..modelfile._schema import CBCL_FRAMING, CBCL_WINDOW
+from ..modelfile._detection import CBCL_FRAMING
+from ..modelfile._schema import CBCL_WINDOW
 from ._cbcl_files import CLASSES, read_archive, read_folder
 from ._locate import ARCHIVE_NAME, find_cbcl
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidParameter
 from ..limits import check_limited
+from ..modelfile._detection import WINDOW_SCAN
 from ..modelfile._schema import PYRAMIDS, SCAN_LIMITS
 
 __all__ = ["DetectionParams", "InvalidScanSetting"]
@@ -51,14 +52,15 @@ class DetectionParams:
     facedetect.detector._params.InvalidScanSetting: scale_factor must be a number in [1.01, 10], got 1.0
     """
 
-    scale_factor: float = 1.1
-    step: int | str = "refine"  # pixels, "auto" (OpenCV's rule, step_at) or "refine" (scan.py)
+    # the defaults are a model file's scan at its window operating point (one definition)
+    scale_factor: float = WINDOW_SCAN["scale_factor"]
+    step: int | str = WINDOW_SCAN["step"]  # pixels, "auto" (OpenCV's rule) or "refine"
     min_size: int = 19
     max_size: int | None = None
     threshold: float = 0.0
-    min_neighbors: int = 3
-    neighbor_margin: float = 0.0
-    pyramid: str = "area"
+    min_neighbors: int = WINDOW_SCAN["min_neighbors"]
+    neighbor_margin: float = WINDOW_SCAN["neighbor_margin"]
+    pyramid: str = WINDOW_SCAN["pyramid"]
 
     @property
     def scan_threshold(self) -> float:

@@ -11,7 +11,7 @@ import json
 import math
 
 from ..errors import FacedetectError
-from ._detection import CBCL_FRAMING, migrate
+from ._detection import migrate
 from ._registry import FILE_ALGORITHMS
 
 # How a model's pyramid levels are resized (detection.pyramid): area averages, or OpenCV's
@@ -270,18 +270,6 @@ def _rect_inside(rect, width: int, height: int, tilted) -> bool:
     if tilted:
         return x - h >= 0 and x + w <= width and y + w + h <= height
     return x + w <= width and y + h <= height
-
-
-def model_framing(document: dict) -> float:
-    """How many eye distances wide a model's window frames a face (its detection
-    section's; CBCL's for a model that scans nothing).
-
-    Examples
-    --------
-    >>> model_framing({"detection": {"framing": 2.2}}), model_framing({})
-    (2.2, 1.75)
-    """
-    return float((document.get("detection") or {}).get("framing", CBCL_FRAMING))
 
 
 def _check_training(path, training):

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..costs import check_cost
 from ..errors import FacedetectError, InvalidParameter
-from ..modelfile._schema import CALIBRATIONS, CBCL_FRAMING as FRAMING, CBCL_WINDOW
+from ..modelfile._detection import CBCL_FRAMING as FRAMING
+from ..modelfile._schema import CALIBRATIONS, CBCL_WINDOW
 from ..modelfile._registry import ALGORITHMS
 from ..limits import check_limited
 from ..training._splits import balanced_subset, stratified_holdout

@@ -6,7 +6,6 @@ import numpy as np
 
 from ..data._cbcl import framed_windows
 from ..errors import FacedetectError
-from ..modelfile._schema import model_framing
 from ..metrics import binary_rates, normalized_expected_cost, probability_cost, roc_points
 
 
@@ -75,7 +74,7 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     indices = _evaluation_indices(model, data, split)
     # A model whose window frames more than CBCL's scores CBCL's windows framed as it was
     # trained to see them (its calibration windows were the same).
-    framing = model_framing(model.document)
+    framing = model.framing
     scores = model.decision_function(framed_windows(
         data.images[indices], data.labels[indices], tuple(model.window), framing))
     labels = data.labels[indices] == 1

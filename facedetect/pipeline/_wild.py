@@ -19,7 +19,6 @@ from ..data._wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFace
 from ..detector._api import Detector
 from ..detector._multiscale import params_for
 from ..errors import FacedetectError
-from ..modelfile._schema import model_framing
 from ._augment import wild_training_windows
 
 
@@ -184,7 +183,7 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     scored on the same fixed held-out part.
     """
     held = heldout_faces(model, faces)
-    framing = model_framing(model.document)
+    framing = model.framing
     windows, kept = face_windows(held, tuple(model.window), framing=framing,
                                  eye_line=eye_line_for(framing))
     if len(windows) == 0:
