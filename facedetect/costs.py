@@ -17,6 +17,10 @@ class InvalidCost(FacedetectError, ValueError):
     """A cost pair that cannot be trained for: a user error (one line on the command line)
     and a ``ValueError``, as scikit-learn raises for a bad parameter.
 
+    See Also
+    --------
+    check_cost : what raises it.
+
     Examples
     --------
     >>> isinstance(InvalidCost("x"), ValueError)
@@ -43,6 +47,10 @@ def check_cost(cost, shown: str | None = None) -> tuple[float, float]:
     ------
     InvalidCost
         Not a pair of numbers, not positive and finite, or too lopsided.
+
+    See Also
+    --------
+    InvalidCost : what it raises.
 
     Examples
     --------

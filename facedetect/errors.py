@@ -10,6 +10,11 @@ class FacedetectError(Exception):
     catch it like any other exception. Subclasses ``ValueError`` semantics loosely: it is
     raised for problems with what was passed in, not for bugs.
 
+    See Also
+    --------
+    facedetect.costs.InvalidCost : a cost that is not two positive numbers.
+    facedetect.detector.DetectionParams : scan settings, refused by name.
+
     Examples
     --------
     >>> import facedetect

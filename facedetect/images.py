@@ -81,6 +81,16 @@ def to_grey(image: Image.Image) -> np.ndarray:
     -------
     (h, w) uint8 array
 
+    Raises
+    ------
+    ValueError
+        A float image with NaN or infinite pixels, or a mode Pillow cannot convert to
+        grey.
+
+    See Also
+    --------
+    read_grey : from a file.
+
     Examples
     --------
     >>> import numpy as np
@@ -112,6 +122,16 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
     Returns
     -------
     (h, w) uint8 array
+
+    Raises
+    ------
+    FacedetectError
+        A missing file, a folder, a file that is not an image, or one over the pixel limit.
+
+    See Also
+    --------
+    to_grey : an array or PIL image in memory.
+    read_colour : the colour image.
 
     Examples
     --------
@@ -159,6 +179,15 @@ def read_colour(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS
     Returns
     -------
     (h, w, 3) uint8 array or None
+
+    Raises
+    ------
+    FacedetectError
+        A missing file, a folder, a file that is not an image, or one over the pixel limit.
+
+    See Also
+    --------
+    read_grey : the grey image.
 
     Examples
     --------

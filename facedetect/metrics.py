@@ -28,6 +28,10 @@ class BinaryRates:
         Errors of each kind; ``false_negative_rate`` and ``false_positive_rate`` divide
         them by the class counts.
 
+    See Also
+    --------
+    binary_rates : what returns it.
+
     Examples
     --------
     >>> rates = binary_rates([1, 1, 0, 0], [1, 0, 0, 0])
@@ -80,6 +84,11 @@ def binary_rates(labels, predicted) -> BinaryRates:
     -------
     BinaryRates
 
+    See Also
+    --------
+    normalized_expected_cost : their cost.
+    sklearn.metrics.confusion_matrix : the counts.
+
     Examples
     --------
     >>> rates = binary_rates([1, 1, 0, 0], [1, 0, 0, 1])
@@ -108,6 +117,10 @@ def probability_cost(prior_positive: float, cost=(1.0, 1.0)) -> float:
     -------
     float
         ``p Cp / (p Cp + (1 - p) Cn)``.
+
+    See Also
+    --------
+    normalized_expected_cost : the y axis.
 
     Examples
     --------
@@ -141,6 +154,11 @@ def normalized_expected_cost(fn_rate, fp_rate, pcf):
     Returns
     -------
     float or array
+
+    See Also
+    --------
+    binary_rates : the rates it weighs.
+    probability_cost : the x axis of a cost curve.
 
     Examples
     --------
@@ -186,6 +204,10 @@ def roc_points(labels, scores, n_points: int = 21):
     -------
     list of dict
         ``threshold``, ``false_negative_rate`` and ``false_positive_rate`` of each point.
+
+    See Also
+    --------
+    sklearn.metrics.roc_curve : scikit-learn's.
 
     Examples
     --------

@@ -56,6 +56,7 @@ def test_the_packages_declare_the_front_door_objects():
 def test_public_object_is_documented_like_scikit_image(name, obj):
     doc = inspect.getdoc(obj) or ""
     assert "Examples\n--------\n>>> " in doc, f"{name} has no Examples section"
+    assert _section(doc, "See Also"), f"{name} has no See Also section"
     if inspect.isclass(obj):
         if not issubclass(obj, Exception):
             assert _section(doc, "Parameters") or _section(doc, "Attributes"), \
@@ -86,3 +87,22 @@ def test_the_front_door_is_documented_at_scikit_images_level():
     for name in facedetect.__all__:
         doc = getattr(facedetect, name).__doc__ or ""
         assert "../shared" not in doc and "benchmarks/" not in doc, name
+
+
+READERS = ["facedetect.data.find_cbcl", "facedetect.data.find_faces", "facedetect.data.load_cbcl",
+           "facedetect.data.load_wild_faces", "facedetect.data.fetch_cbcl",
+           "facedetect.data.check_archive", "facedetect.data.load_uci",
+           "facedetect.images.read_grey", "facedetect.images.read_colour",
+           "facedetect.images.to_grey", "facedetect.costs.check_cost",
+           "facedetect.modelfile.load_document", "facedetect.modelfile.parse_json",
+           "facedetect.modelfile.check_document", "facedetect.pipeline.plan_training",
+           "facedetect.pipeline.train_cascade", "facedetect.detector.detect_faces",
+           "facedetect.detector.params_for", "facedetect.haar.haar_feature_pool",
+           "facedetect.haar.feature_matrix"]
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_what_refuses_input_says_what_it_raises(name):
+    module, attribute = name.rsplit(".", 1)
+    doc = inspect.getdoc(getattr(importlib.import_module(module), attribute))
+    assert _section(doc, "Raises"), name

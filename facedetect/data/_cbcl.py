@@ -41,6 +41,11 @@ class CBCLData:
     ignored : int, files skipped because they are not images
     archive_sha256 : str or None
 
+    See Also
+    --------
+    load_cbcl : what returns it.
+    find_cbcl : where the data is looked for.
+
     Examples
     --------
     >>> import numpy as np
@@ -168,6 +173,11 @@ def load_cbcl(path: str | Path | None = None, splits=("train",)) -> CBCLData:
     -------
     CBCLData
         The windows, labels (1 = face) and file names of the splits read.
+
+    See Also
+    --------
+    find_cbcl : where it looks.
+    facedetect.haar.feature_matrix : Haar features of the windows.
 
     Examples
     --------

@@ -46,6 +46,15 @@ def check_archive(path: Path) -> dict:
     dict
         ``{split: {"face": n, "non-face": n}}``.
 
+    Raises
+    ------
+    FacedetectError
+        An archive without the train split or with other counts than CBCL's.
+
+    See Also
+    --------
+    fetch_cbcl : downloads the archive and checks it.
+
     Examples
     --------
     >>> import tempfile
@@ -119,6 +128,16 @@ def fetch_cbcl(url: str = DEFAULT_URL, dest: str | Path | None = None, *,
     -------
     pathlib.Path
         The checked archive.
+
+    Raises
+    ------
+    FacedetectError
+        A download that fails or an archive whose checksum or contents are wrong.
+
+    See Also
+    --------
+    check_archive : the checksum it applies.
+    load_cbcl : read what it unpacked.
 
     Examples
     --------

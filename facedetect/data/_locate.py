@@ -78,6 +78,11 @@ def find_cbcl(explicit: str | os.PathLike | None = None) -> Path:
     pathlib.Path
         The folder or archive that holds CBCL's windows.
 
+    See Also
+    --------
+    load_cbcl : read the folder it finds.
+    fetch_cbcl : download it.
+
     Examples
     --------
     >>> find_cbcl("/nonexistent")

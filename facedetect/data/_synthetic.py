@@ -33,6 +33,11 @@ def make_bayes(n_samples: int = 2000, seed: int = 0):
     X : (n_samples, 2) float64 array
     y : (n_samples,) int array, 1 for positives
 
+    See Also
+    --------
+    BayesOptimalClassifier : the Bayes decision on these points.
+    make_two_clouds : another two-class toy set.
+
     Examples
     --------
     >>> X, y = make_bayes(100, seed=0)
@@ -60,6 +65,10 @@ class BayesOptimalClassifier:
         ``(Cp, Cn)``.
     prior_positive : float
         The probability of a positive.
+
+    See Also
+    --------
+    make_bayes : the points it classifies.
 
     Examples
     --------
@@ -118,6 +127,10 @@ def make_two_clouds(n_samples: int = 2000, seed: int = 0):
     X : (n_samples, 2) float64 array
     y : (n_samples,) int array, 1 for positives
 
+    See Also
+    --------
+    make_bayes : another two-class toy set.
+
     Examples
     --------
     >>> X, y = make_two_clouds(100, seed=0)
@@ -150,6 +163,10 @@ def projection_features(points, n_angles: int = 64) -> np.ndarray:
     -------
     (n, n_angles) float64 array
 
+    See Also
+    --------
+    make_two_clouds : points to project.
+
     Examples
     --------
     >>> projection_features(np.array([[1.0, 0.0]]), n_angles=4).round(3).tolist()
@@ -174,6 +191,10 @@ def make_toy_windows(n_faces: int = 40, n_non_faces: int = 60, seed: int = 0):
     Returns
     -------
     CBCLData
+
+    See Also
+    --------
+    load_cbcl : the real windows.
 
     Examples
     --------

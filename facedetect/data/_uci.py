@@ -72,6 +72,15 @@ def load_uci(name: str, root: str | Path | None = None):
     X : (n_samples, n_features) float64 array
     y : (n_samples,) int8 array, 1 for the positive (more valuable) class
 
+    Raises
+    ------
+    FacedetectError
+        An unknown set, an unreadable file or a non-numeric value.
+
+    See Also
+    --------
+    facedetect.training.AdaBoostDB : boosting on its feature matrix.
+
     Examples
     --------
     >>> sorted(UCI_SETS)

@@ -86,6 +86,11 @@ class WildFaces:
     fingerprint : str, sha256 over the CSV and every image file read
     skipped : int, rows skipped with a warning
 
+    See Also
+    --------
+    load_wild_faces : what returns it.
+    find_faces : where the faces are looked for.
+
     Examples
     --------
     >>> crops = [np.zeros((40, 40), np.uint8)] * 2
@@ -143,6 +148,15 @@ def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
     -------
     pathlib.Path or None
 
+    Raises
+    ------
+    FacedetectError
+        A named folder that does not exist or holds no faces.csv.
+
+    See Also
+    --------
+    load_wild_faces : read the folder it finds.
+
     Examples
     --------
     >>> import tempfile
@@ -185,6 +199,17 @@ def load_wild_faces(folder: str | os.PathLike, warn=None, progress: bool = False
     Returns
     -------
     WildFaces
+
+    Raises
+    ------
+    FacedetectError
+        No faces.csv, a CSV too large, eyes listed right eye first, or too few usable rows
+        (bad rows are skipped with one warning each).
+
+    See Also
+    --------
+    find_faces : where it looks.
+    WildFaces : what it returns.
 
     Examples
     --------

@@ -47,6 +47,10 @@ def shipped_model_path(name: str = "default") -> Path:
     -------
     pathlib.Path
 
+    See Also
+    --------
+    facedetect.load_model : load a shipped model by name.
+
     Examples
     --------
     >>> shipped_model_path("default").name

@@ -30,6 +30,11 @@ class HaarDetectorModel:
     cost : (Cp, Cn) it was trained for
     document : the full model file content (metadata, split, diagnostics)
 
+    See Also
+    --------
+    facedetect.load_model : load one by name or path.
+    facedetect.Detector : scan whole images with it.
+
     Examples
     --------
     >>> import importlib.resources
@@ -96,7 +101,7 @@ class HaarDetectorModel:
 
     @property
     def rejection(self):
-        """``(reference, thresholds)`` of learnt rejection (see :mod:`.pruning`), or None."""
+        """``(reference, thresholds)`` of learnt rejection (see :mod:`._pruning`), or None."""
         found = self.document["detection"].get("rejection")
         return None if not found else (float(found["reference"]),
                                        np.array(found["thresholds"], dtype=np.float64))

@@ -48,6 +48,16 @@ def params_for(model, **overrides) -> DetectionParams:
     DetectionParams
         Checked (:meth:`DetectionParams.validate`).
 
+    Raises
+    ------
+    InvalidScanSetting
+        An override out of range, named (also a ValueError).
+
+    See Also
+    --------
+    DetectionParams : the settings.
+    facedetect.modelfile.detection_section : the model's own.
+
     Examples
     --------
     >>> class Plain:  # a model without an image operating point, window threshold 1.5
@@ -86,6 +96,11 @@ class Detections:
         Windows scanned.
     seconds : float
         Time taken.
+
+    See Also
+    --------
+    facedetect.detect : what returns them.
+    facedetect.detector.Face : one record per face.
 
     Examples
     --------
@@ -128,6 +143,10 @@ class Face(NamedTuple):
         The best window score of its group.
     neighbors : int
         The windows in its group.
+
+    See Also
+    --------
+    Detections : iterating it yields these.
 
     Examples
     --------
@@ -208,7 +227,7 @@ def pyramid_scales(width: int, height: int, window, params: DetectionParams):
 def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """Per pyramid level: ``(level image, (sx, sy), xs, ys, scores, windows scanned)``.
 
-    Levels are scanned side by side (:mod:`.level_pool`) and come back in order. With
+    Levels are scanned side by side (:mod:`._level_pool`) and come back in order. With
     ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
     exported cascade finds the same boxes: the scale as a float32, level sizes and boxes
     rounded from it, ``INTER_LINEAR_EXACT`` resizing, no window on a level's last row or
@@ -350,6 +369,10 @@ def scanner_for(model, params: DetectionParams, pruning: bool = True,
     -------
     LevelScanner
 
+    See Also
+    --------
+    detect_faces : a whole scan.
+
     Examples
     --------
     >>> import facedetect
@@ -402,6 +425,16 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     Returns
     -------
     Detections
+
+    Raises
+    ------
+    InvalidScanSetting
+        A scan setting out of range (also a ValueError).
+
+    See Also
+    --------
+    facedetect.Detector : the same scan with the model loaded once.
+    params_for : the settings it scans with.
 
     Examples
     --------

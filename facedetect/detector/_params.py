@@ -38,9 +38,14 @@ class DetectionParams:
     neighbor_margin : float
         Windows within this below ``threshold`` count as neighbours (0: OpenCV's rule).
     pyramid : str
-        How levels are resized (:mod:`.pyramid`): ``"area"`` (area averages, as training
+        How levels are resized (:mod:`._pyramid`): ``"area"`` (area averages, as training
         faces are made) or ``"linear"`` (OpenCV's bilinear resize). ``step="auto"``
         resizes as OpenCV does whatever this says.
+
+    See Also
+    --------
+    facedetect.detector.params_for : a model's own settings with overrides.
+    facedetect.Detector : a model and its settings, loaded once.
 
     Examples
     --------

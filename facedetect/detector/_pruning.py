@@ -1,6 +1,6 @@
 """Rejection thresholds learnt from training faces ("direct backward pruning").
 
-The exact early rejection of :mod:`.scan` stops a window only when the remaining stumps
+The exact early rejection of :mod:`._scan` stops a window only when the remaining stumps
 could not lift it over the threshold, which for a one-stage detector still evaluates about
 half of them. Zhang & Viola's direct backward pruning (2007) adds a per-stump threshold:
 the lowest partial score that any training face accepted by the full model has after that

@@ -3,7 +3,7 @@
 A window is rejected as soon as its score plus every remaining alpha cannot exceed the
 threshold: the remaining stumps could at best all vote for a face. That changes no
 decision; it only skips work. Accepted windows are scored in full. Learnt rejection
-thresholds (:mod:`.pruning`), where a model has them, reject earlier; ``pruning=False``
+thresholds (:mod:`._pruning`), where a model has them, reject earlier; ``pruning=False``
 turns them off.
 
 Feature values are computed exactly as in training: integer rectangle sums, weighted and
@@ -65,7 +65,7 @@ def reject_levels(model, threshold: float, early_rejection: bool = True,
     """Per stump, the running score below which a window stops.
 
     Exact rejection: ``threshold - (alphas still to come)``, lowered by ``REJECT_MARGIN``
-    of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`.pruning`), the
+    of the alpha mass. With ``pruning`` and learnt thresholds (:mod:`._pruning`), the
     larger of the two; learnt levels are shifted down when ``threshold`` is below their
     last one (the final score of the faces that set them): by the difference times the
     share of the alpha mass spent so far. That holds below their reference too: dropping

@@ -1,9 +1,9 @@
 """The compiled kernels of the scan (numba): integral images, window scaling, scoring.
 
-Kept apart from their orchestration in :mod:`.scan`, as scikit-image keeps ``_haar.pyx``
+Kept apart from their orchestration in :mod:`._scan`, as scikit-image keeps ``_haar.pyx``
 apart from ``haar.py``. The kernels take a few tuples of arrays (the integral images, the
 window, the model's stumps, the rejection levels; see :func:`_score_bases`), which
-:class:`.scan.LevelScanner` bundles. The row and window kernels come in a parallel
+:class:`._scan.LevelScanner` bundles. The row and window kernels come in a parallel
 and a serial build of one body.
 """
 

@@ -1,7 +1,7 @@
 """A one-stage detector with learnt rejection, cut into stages OpenCV can run.
 
 Our scanner rejects a window after any stump whose running score falls below that stump's
-rejection level (a soft cascade, :mod:`.pruning`). OpenCV's cascade format has no running
+rejection level (a soft cascade, :mod:`._pruning`). OpenCV's cascade format has no running
 score: each stage sums its own stumps from zero. A stage that holds *every* stump up to a
 cut, though, sums exactly the running score there, so stage ``k`` holding stumps
 ``0 .. c_k - 1`` with the rejection level at ``c_k - 1`` as its threshold rejects what the
@@ -68,7 +68,7 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
     ----------
     model : HaarDetectorModel
         A one-stage model; its rejection levels at ``threshold`` (exact, and learnt where
-        it has them: :func:`.scan.reject_levels`) become the stage thresholds.
+        it has them: :func:`._scan.reject_levels`) become the stage thresholds.
     threshold : float
         The detection threshold: the last stage's.
     cuts : sequence of int
@@ -119,7 +119,7 @@ def exported_form(model, threshold: float | None = None, one_stage: bool = False
     ``detect`` uses. ``threshold`` overrides either."""
     if model.stages or one_stage or model.rejection is None:
         return model, params_for(model, threshold=threshold).threshold
-    point = (model.detection or {}).get("opencv")
+    point = model.detection.get("opencv")
     if threshold is None:
         threshold = point["threshold"] if point else params_for(model).threshold
     return staged_model(model, threshold, point["cuts"] if point else DEFAULT_CUTS), threshold

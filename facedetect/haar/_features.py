@@ -13,7 +13,8 @@ its rectangles. The weights and the enumeration order are those of
 
 These five are the paper's pool. Lienhart and Maydt's tilted features (OpenCV's
 ``traincascade -mode ALL``) extend it for photographs (``TILTED_TYPES``): rectangles turned
-by 45 degrees, summed over the tilted integral image (:func:`.integral.tilted_integral_image`).
+by 45 degrees, summed over the tilted integral image
+(:func:`._integral.tilted_integral_image`).
 A tilted rectangle ``(x, y, w, h)`` has its top corner at ``(x, y)`` and runs ``w`` pixels
 down-right and ``h`` down-left, as OpenCV's ``CV_TILTED_OFFSETS``; each tilted feature is
 OpenCV's: the whole rectangle at weight -1 and an inner one at +2 or +3, so that a flat
@@ -72,6 +73,11 @@ class HaarFeaturePool:
     n_rects : (n_features,) int8 array
     types : (n_features,) int8 array
         Index into ``ALL_FEATURE_TYPES``; ``tilted`` marks the tilted ones.
+
+    See Also
+    --------
+    haar_feature_pool : what builds it.
+    feature_matrix : the pool's values on windows.
 
     Examples
     --------
@@ -237,6 +243,16 @@ def haar_feature_pool(width: int = 19, height: int = 19,
     Returns
     -------
     HaarFeaturePool
+
+    Raises
+    ------
+    ValueError
+        An unknown feature type or a window side below 1.
+
+    See Also
+    --------
+    feature_matrix : the pool's values on windows.
+    skimage.feature.haar_like_feature_coord : scikit-image's enumeration.
 
     Examples
     --------

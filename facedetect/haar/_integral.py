@@ -27,6 +27,11 @@ def integral_image(images: np.ndarray, dtype=np.int64) -> np.ndarray:
     ii : (H+1, W+1) or (N, H+1, W+1) array
         ``ii[..., r, c]`` is the sum of ``images[..., :r, :c]``.
 
+    See Also
+    --------
+    skimage.transform.integral_image : the same for one image.
+    rectangle_sums : sums read from it.
+
     Examples
     --------
     >>> import numpy as np
@@ -60,6 +65,11 @@ def tilted_integral_image(images: np.ndarray) -> np.ndarray:
     Returns
     -------
     (H+1, W+1) or (N, H+1, W+1) int64 (uint8 input) or float64 array
+
+    See Also
+    --------
+    integral_image : the upright sums.
+    cv2.integral3 : OpenCV's, whose third output this is.
 
     Examples
     --------
@@ -95,6 +105,11 @@ def squared_integral_image(images: np.ndarray) -> np.ndarray:
     -------
     (..., h + 1, w + 1) array
 
+    See Also
+    --------
+    integral_image : the plain sums.
+    normalization_factors : what it serves.
+
     Examples
     --------
     >>> squared_integral_image(np.array([[1, 2], [3, 4]], np.uint8)).tolist()
@@ -123,6 +138,10 @@ def rectangle_sums(ii: np.ndarray, x, y, w, h) -> np.ndarray:
     -------
     array
         The sums, window axes first.
+
+    See Also
+    --------
+    integral_image : what it reads.
 
     Examples
     --------
@@ -162,6 +181,10 @@ def normalization_factors(ii: np.ndarray, sq_ii: np.ndarray, width: int, height:
     Returns
     -------
     nf : float64 array over the leading axes of ``ii`` (and the broadcast origins).
+
+    See Also
+    --------
+    squared_integral_image : the squares it reads.
 
     Examples
     --------

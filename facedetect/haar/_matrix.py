@@ -108,6 +108,16 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
         A transposed view of the feature-major ``(n_features, N)`` buffer, so that each
         feature's column is contiguous, which is what the stump search streams over.
 
+    Raises
+    ------
+    ValueError
+        Windows that are not a uint8 stack of the pool's size.
+
+    See Also
+    --------
+    haar_feature_pool : the features.
+    skimage.feature.haar_like_feature : scikit-image's, one window at a time.
+
     Examples
     --------
     >>> import numpy as np

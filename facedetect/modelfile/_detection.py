@@ -52,6 +52,10 @@ def framing_box(framing: float) -> dict:
     dict
         ``box_scale`` and ``box_shift``, or nothing at CBCL's framing.
 
+    See Also
+    --------
+    detection_section : where it is stored.
+
     Examples
     --------
     >>> framing_box(1.75), framing_box(2.2)
@@ -81,6 +85,11 @@ def detection_section(window, framing: float | None, threshold: float,
     -------
     dict
 
+    See Also
+    --------
+    framing_box : its box mapping.
+    migrate : files written before it.
+
     Examples
     --------
     >>> section = detection_section((24, 24), 2.2, 1.5)
@@ -109,6 +118,10 @@ def migrate(document: dict) -> dict:
         A new document: the window, framing and rejection moved from ``features`` and the
         stages from the top level into ``detection``, which is made at the window
         operating point where the file had none. Unsealed: :func:`check_document` seals it.
+
+    See Also
+    --------
+    check_document : migrates version 1 files as it reads them.
 
     Examples
     --------

@@ -83,6 +83,10 @@ def parse_json(text: str, path, what: str = "model file") -> object:
         Invalid JSON, a number out of float range (``1e999``), an integer of more than
         30 digits, NaN or Infinity, or nesting over 32 levels.
 
+    See Also
+    --------
+    load_document : parses and checks a model file.
+
     Examples
     --------
     >>> parse_json('{"a": [1, 2.5]}', "m.json")
@@ -121,6 +125,10 @@ def calibrated_probability(calibration: dict, scores) -> np.ndarray:
     -------
     array of float
 
+    See Also
+    --------
+    facedetect.HaarDetectorModel.predict_proba : the same on windows.
+
     Examples
     --------
     >>> calibrated_probability({"method": "sigmoid", "a": -1.0, "b": 0.0}, [0.0]).tolist()
@@ -145,6 +153,17 @@ def load_document(path) -> dict:
     -------
     dict
         The document, its checksum and every field checked.
+
+    Raises
+    ------
+    FacedetectError
+        A missing file, a folder, or a file that is not a sound facedetect model (one line
+        naming the field).
+
+    See Also
+    --------
+    save_document : the other way.
+    check_document : the check it applies.
 
     Examples
     --------
@@ -178,6 +197,10 @@ def reseal(document: dict) -> dict:
     dict
         The same document, its ``sha256`` recomputed.
 
+    See Also
+    --------
+    digest : the checksum.
+
     Examples
     --------
     >>> document = reseal({"format": "facedetect-model"})
@@ -201,6 +224,16 @@ def save_document(path, document: dict):
     Returns
     -------
     pathlib.Path
+
+    Raises
+    ------
+    OSError
+        A folder that does not exist or cannot be written (nothing is left half-written).
+
+    See Also
+    --------
+    load_document : the other way.
+    reseal : the checksum alone.
 
     Examples
     --------

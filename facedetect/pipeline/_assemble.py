@@ -3,7 +3,7 @@
 The document (:mod:`facedetect.modelfile._io`) is the one form of a model. Here the estimator's
 stumps get their Haar rectangles and the training record, the window operating point comes
 from the calibration windows, learnt rejection from the training faces, and the image
-operating point from the calibration negative pictures (:mod:`.image_point`).
+operating point from the calibration negative pictures (:mod:`._image_point`).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base,
 def with_image_point(run, model, state, held_faces, target, train_faces=None):
     """``model`` with its image operating point from the calibration pictures and the
     held-out faces, and with soft rejection learnt from ``train_faces`` where given
-    (:mod:`.image_point`)."""
+    (:mod:`._image_point`)."""
     point_start = time.perf_counter()
     try:
         with terminate_as_interrupt():

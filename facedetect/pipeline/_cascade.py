@@ -2,7 +2,7 @@
 
 Stage k is trained on the training faces the stages so far still accept and on negatives
 that they accept too: for the first stage random windows of the negative pictures, then
-windows mined from those pictures with the cascade itself (:mod:`.bootstrap`), so the
+windows mined from those pictures with the cascade itself (:mod:`._bootstrap`), so the
 training set stays the size of one stage. A stage adds stumps until, at the threshold that
 keeps ``min_hit_rate`` of the held-out faces, at most ``max_false_alarm_rate`` of its
 negatives pass: opencv_traincascade's rule. The cascade stops after ``stages`` stages, once

@@ -1,7 +1,7 @@
-"""``train-detector --stages N``: an attentional cascade on CBCL faces (:mod:`.cascade`).
+"""``train-detector --stages N``: an attentional cascade on CBCL faces (:mod:`._cascade`).
 
-The data split, augmentation and seed are :class:`.config.TrainConfig`'s; the stopping
-rules :class:`.cascade.CascadeConfig`'s. The training faces and CBCL's training non-faces
+The data split, augmentation and seed are :class:`._config.TrainConfig`'s; the stopping
+rules :class:`._cascade.CascadeConfig`'s. The training faces and CBCL's training non-faces
 feed the stages; the held-out faces set each stage's threshold; the negative pictures'
 mining part supplies the rest of the negatives.
 """
@@ -61,7 +61,7 @@ class _CascadeSamples:
 def cascade_samples(data, config: TrainConfig, wild_faces=None) -> _CascadeSamples:
     """The samples of CBCL data (split as ``config`` says) or of a :class:`PositiveSet`
     (a seeded ``config.holdout`` share held out). With ``faces`` from the wild
-    (:mod:`.wild`), their training windows join the training faces and their held-out
+    (:mod:`._wild`), their training windows join the training faces and their held-out
     part the held-out faces."""
     if isinstance(data, PositiveSet):
         images = data.images
@@ -119,6 +119,10 @@ class CascadeResult:
     stop_reason : str
         Why it has the stages it has.
 
+    See Also
+    --------
+    train_cascade : what returns it.
+
     Examples
     --------
     >>> from facedetect.detector._model import HaarDetectorModel
@@ -153,7 +157,7 @@ class _CascadeRun:
 def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
                   negatives: NegativeSet, faces=None, out=None, resume: bool = False,
                   progress: bool = True, options: RunOptions | None = None) -> CascadeResult:
-    """Train an attentional cascade and save it to ``out`` (see :mod:`.cascade`).
+    """Train an attentional cascade and save it to ``out`` (see :mod:`._cascade`).
 
     With ``resume`` the run continues after the last stage its checkpoint holds and gives
     the cascade an uninterrupted run would.
@@ -178,6 +182,16 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     Returns
     -------
     CascadeResult
+
+    Raises
+    ------
+    FacedetectError
+        Settings out of range, no negative pictures, too few held-out positives for the hit
+        rate, or a resume without a checkpoint.
+
+    See Also
+    --------
+    facedetect.train_detector : a one-stage detector with soft rejection.
 
     Examples
     --------

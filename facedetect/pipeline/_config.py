@@ -34,7 +34,7 @@ class TrainConfig:
     """What ``train-detector`` learns: the learner, the data split, augmentation, the
     operating point and bootstrapping. The defaults are the command's recipe (the
     command reads them from here); ``train-detector --help`` describes each field. How a
-    run reports and saves is :class:`.run.RunOptions`.
+    run reports and saves is :class:`._run.RunOptions`.
 
     Parameters
     ----------
@@ -71,6 +71,11 @@ class TrainConfig:
         None is off).
     bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
         Hard-negative bootstrapping (see the comments below).
+
+    See Also
+    --------
+    facedetect.train_detector : train with it.
+    facedetect.pipeline.plan_training : resolve it against the data once.
 
     Examples
     --------
@@ -220,7 +225,7 @@ def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = Fals
     left to right (a face seen in a mirror is still a face, and frontal faces are near
     symmetric, so this doubles the positives at no labelling cost); with ``jitter`` N,
     N slightly turned, scaled and shifted copies of each of those faces follow
-    (:mod:`.augment`). Non-faces are left alone: their count already outnumbers the faces."""
+    (:mod:`._augment`). Non-faces are left alone: their count already outnumbers the faces."""
     faces = images[labels == 1]
     if mirror:
         faces = np.concatenate([faces, faces[:, :, ::-1]])

@@ -205,7 +205,7 @@ OPENCV_SEARCH_BELOW = 10.0
 
 def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
                            progress: bool = False, warn=None) -> dict:
-    """The last-stage threshold of the staged OpenCV export (:mod:`..detector.staging`),
+    """The last-stage threshold of the staged OpenCV export (:mod:`..detector._staging`),
     chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
     at its defaults: the lowest threshold whose false alarms per megapixel on the
     calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3

@@ -43,6 +43,10 @@ class TrainPlan:
         Indices of the CBCL windows boosted on, held out, and kept for the window
         operating point.
 
+    See Also
+    --------
+    plan_training : what builds it.
+
     Examples
     --------
     >>> from facedetect.data import make_toy_windows
@@ -107,6 +111,10 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
     FacedetectError
         Bad settings (an ``InvalidParameter``), missing or unusable data, a split that
         leaves a class out.
+
+    See Also
+    --------
+    facedetect.train_detector : takes the plan or a config.
 
     Examples
     --------

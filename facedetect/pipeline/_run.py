@@ -1,9 +1,9 @@
 """One training run's shared settings and its boosting stage: features, fit, mine.
 
 :class:`RunOptions` says how a run reports and saves; :class:`Run` is what the stages of
-one run share. The boosting stage computes the windows' features (:mod:`.storage`), fits
-with a progress bar and checkpoints (:mod:`.checkpoint`), and the mining stage collects
-hard negatives with the model so far (:mod:`.bootstrap`).
+one run share. The boosting stage computes the windows' features (:mod:`._storage`), fits
+with a progress bar and checkpoints (:mod:`._checkpoint`), and the mining stage collects
+hard negatives with the model so far (:mod:`._bootstrap`).
 """
 
 from __future__ import annotations

@@ -53,12 +53,12 @@ class RunOptions:
 
     ``checkpoint`` defaults to ``<out>.checkpoint.json``; it is written every
     ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
-    ``memory`` (bytes, default :data:`.storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
+    ``memory`` (bytes, default :data:`._storage.DEFAULT_MEMORY_GB` GiB) bounds the feature
     storage; compact features beyond it spill to a temporary file. The image operating
     point allows ``false_alarm_target`` false alarms per megapixel on the calibration
     negative pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
     ``client``, the features are computed and searched on its workers
-    (:class:`.storage.FeatureSource`), to the same model.
+    (:class:`._storage.FeatureSource`), to the same model.
 
     Parameters
     ----------
@@ -76,6 +76,10 @@ class RunOptions:
         Compute and search the features on its workers.
     shards : int, optional
         Feature shards over the workers (default: one per worker).
+
+    See Also
+    --------
+    facedetect.train_detector : the run it sets.
 
     Examples
     --------
@@ -124,6 +128,10 @@ class CascadeConfig:
         Each stage tries several costs and keeps the one with the fewest stumps.
     positives_per_stage : int, optional
         Training faces each stage samples (opencv_traincascade's ``numPos``).
+
+    See Also
+    --------
+    train_cascade : train with it.
 
     Examples
     --------

@@ -1,10 +1,10 @@
 """The CBCL training workflow behind ``train-detector``: split, features, boost, mine, save.
 
-A run is a sequence of stages (:mod:`.run`): compute the features of the windows so far
-(:mod:`.storage`), boost, mine hard negatives (:mod:`.bootstrap`), repeat; then the model is
-assembled (:mod:`.assemble`): the window operating point, learnt rejection and the image
-operating point (:mod:`.image_point`). Every stage can be interrupted and resumed
-(:mod:`.checkpoint`). The settings and the data split are in :mod:`.config`.
+A run is a sequence of stages (:mod:`._run`): compute the features of the windows so far
+(:mod:`._storage`), boost, mine hard negatives (:mod:`._bootstrap`), repeat; then the model is
+assembled (:mod:`._assemble`): the window operating point, learnt rejection and the image
+operating point (:mod:`._image_point`). Every stage can be interrupted and resumed
+(:mod:`._checkpoint`). The settings and the data split are in :mod:`._config`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,10 @@ class TrainResult:
     seconds, feature_seconds : float
     train_counts : dict
         ``{"faces": n, "non_faces": n}`` of the last stage.
+
+    See Also
+    --------
+    facedetect.train_detector : what returns it.
 
     Examples
     --------
@@ -126,11 +130,11 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     Notes
     -----
     With ``faces``, every face outside its fixed held-out part joins the training faces
-    as one window (:mod:`.wild`); the held-out ones join the held-out CBCL faces that
+    as one window (:mod:`._wild`); the held-out ones join the held-out CBCL faces that
     bound the image operating point. With ``config.bootstrap_rounds`` K > 0, the model is
     trained K + 1 times: after each training, up to ``bootstrap_limit`` windows it accepts
     on the negatives are added as hard negatives. The calibration pictures of a NegativeSet
-    then choose the image operating point (:mod:`.image_point`).
+    then choose the image operating point (:mod:`._image_point`).
 
     Examples
     --------

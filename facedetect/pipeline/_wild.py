@@ -4,7 +4,7 @@ record a model keeps of them.
 A fixed part of the faces (:func:`facedetect.data._wild_faces.heldout_mask`, by subject
 where known) is never trained on: it measures recall and, beside the held-out CBCL faces,
 bounds the image operating point. Every other face gives one training window
-(:func:`.augment.wild_training_windows`).
+(:func:`._augment.wild_training_windows`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
                      seed: int, grain: float = 0.0, posterize: float = 0.0,
                      framing: float = FRAMING, calibrate: bool = False) -> _WildSplit:
     """Training windows of the faces outside the held-out part (``grain`` and
-    ``posterize``: see :func:`.augment.degraded`), and the held-out faces' plain windows
+    ``posterize``: see :func:`._augment.degraded`), and the held-out faces' plain windows
     (level eyes, no jitter, no mirror, no grain, all grey levels), each window
     ``framing`` eye distances wide. With ``calibrate``, the faces of
     :func:`~facedetect.data._wild_faces.calibration_mask` are not trained on: their plain

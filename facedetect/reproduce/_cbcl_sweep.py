@@ -8,7 +8,7 @@ Per fold and cost, three models answer, four ways:
   on that part and decided where the calibrated probability crosses the Bayes cut (the
   default operating point of ``train-detector``);
 - ``db-emp``: the same model at the threshold of least empirical expected cost on the
-  calibration part (:func:`..training.operating_point.cost_optimal_threshold`);
+  calibration part (:func:`..training._operating_point.cost_optimal_threshold`);
 - ``adamec``: plain AdaBoost on the same part, Platt-calibrated on the calibration part,
   decided where the calibrated probability crosses ``Cn / (Cp + Cn)`` (Nikolaou et al.'s
   calibrated AdaMEC; one AdaBoost per fold serves every cost).

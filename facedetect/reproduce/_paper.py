@@ -59,6 +59,10 @@ class PaperConfig:
     threads, jobs : int
         numba threads per process, and data sets trained at once.
 
+    See Also
+    --------
+    run_paper : run it.
+
     Examples
     --------
     >>> config = PaperConfig.quick(datasets=("bayes",))
@@ -109,7 +113,16 @@ def run_paper(config: PaperConfig, progress: bool = True) -> dict:
     -------
     dict
         The runs, the paper's comparisons (``"diffs"``, ``"verdicts"``, ...), the
-        ``"headline"`` figures and the settings, for :mod:`.report`.
+        ``"headline"`` figures and the settings, for :mod:`._report`.
+
+    Raises
+    ------
+    FacedetectError
+        CBCL or UCI data that cannot be found or read.
+
+    See Also
+    --------
+    PaperConfig : its settings.
 
     Examples
     --------

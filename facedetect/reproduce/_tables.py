@@ -1,6 +1,6 @@
 """Our results next to the paper's: the time_cmp, asym_perform and diffs tables.
 
-Each function takes the runs of :mod:`.experiment` and returns a :class:`Table`, which
+Each function takes the runs of :mod:`._experiment` and returns a :class:`Table`, which
 renders as markdown and CSV.
 """
 

@@ -1,5 +1,5 @@
 """The boosting algorithms: small pieces on the one training loop
-(:class:`.boosting.BoostedStumps`), and the registry by name that the command line, model
+(:class:`._boosting.BoostedStumps`), and the registry by name that the command line, model
 files, the CBCL sweep and the paper's runs all read.
 
 A name is an estimator class with fixed parameters. ``dbn`` is AdaBoostDB with the

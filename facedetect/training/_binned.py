@@ -119,7 +119,7 @@ def binned_root_search(binned: BinnedFeatures, weights, is_positive, coefs: Root
                        features: np.ndarray | None = None) -> dict | None:
     """The candidate of largest root over binned features (AdaBoostDB's rule; with
     ``cp == cn`` also AdaBoost's least weighted error). The result has the keys of
-    :func:`.search.conditional_root_search`, with ``position`` the cut index; None when no
+    :func:`._search.conditional_root_search`, with ``position`` the cut index; None when no
     candidate has a positive root (or beats ``alpha0``).
 
     Chunks of features are searched in order, each starting from the best root so far, so

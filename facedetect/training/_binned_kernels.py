@@ -1,4 +1,4 @@
-"""The compiled kernels of the compact features (numba), apart from :mod:`.binned`: quantile
+"""The compiled kernels of the compact features (numba), apart from :mod:`._binned`: quantile
 binning, and the largest-root search through per-feature class-weight histograms.
 """
 

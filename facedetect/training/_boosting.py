@@ -1,5 +1,5 @@
 """The one training loop of the boosting estimators (the algorithms on it are in
-:mod:`.algorithms`).
+:mod:`._algorithms`).
 
 All four share :class:`BoostedStumps`: the per-class weight bookkeeping of the paper's
 Algorithm 2 (normalised sub-distributions ``Dp``, ``Dn`` and accumulators ``Ap``, ``An``,
@@ -103,6 +103,11 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     features_, thresholds_, polarities_, alphas_ : arrays, one entry per stump
     class_masses_ : (float, float)
         The initial weight of the positive and the negative class.
+
+    See Also
+    --------
+    AdaBoostDB : the paper's algorithm.
+    sklearn.ensemble.AdaBoostClassifier : scikit-learn's.
 
     Examples
     --------
@@ -259,7 +264,7 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
 
     def fit_binned(self, binned: BinnedFeatures, y, sample_weight=None, *, callback=None,
                    state: TrainingState | None = None):
-        """Train on compact features (:class:`.binned.BinnedFeatures`, one byte per sample
+        """Train on compact features (:class:`._binned.BinnedFeatures`, one byte per sample
         and feature) instead of a float matrix: the stumps' thresholds are the bins' cut
         values. Same parameters as :meth:`fit`, with ``binned`` for ``X``."""
         self._check_params()
@@ -281,7 +286,7 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
     def fit_sharded(self, shards, y, sample_weight=None, *, callback=None,
                     state: TrainingState | None = None):
         """Train on features sharded over a Dask cluster
-        (:class:`.sharded.ShardedFeatures`): the model :meth:`fit` or :meth:`fit_binned`
+        (:class:`._sharded.ShardedFeatures`): the model :meth:`fit` or :meth:`fit_binned`
         gives on the same features, bit for bit. Same parameters, with ``shards`` for
         ``X``; a zero ``sample_weight`` is refused (it would reshape every shard)."""
         if sample_weight is not None and (np.asarray(sample_weight) == 0).any():

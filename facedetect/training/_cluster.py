@@ -1,4 +1,4 @@
-"""Connecting to a Dask cluster for feature-sharded training (:mod:`.sharded`): a local
+"""Connecting to a Dask cluster for feature-sharded training (:mod:`._sharded`): a local
 cluster of worker processes, or an existing scheduler, with the workers' facedetect
 version checked. Dask is imported only inside these functions."""
 

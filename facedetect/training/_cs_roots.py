@@ -1,7 +1,7 @@
 """The peer's root: Cost-Sensitive AdaBoost's hyperbolic equation (Masnadi-Shirazi &
 Vasconcelos), solved per candidate as the paper's Algorithm 1 does (compiled zeroin, or
 ``scipy.optimize.brentq``), or for all candidates at once with numpy. AdaBoostDB's own root
-is in :mod:`.roots`."""
+is in :mod:`._roots`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A fitted ensemble of decision stumps: its fitted attributes and its prediction, apart
-from the training loop that fits it (:mod:`.boosting`)."""
+from the training loop that fits it (:mod:`._boosting`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class TrainingState:
 
 class StumpEnsemble:
     """``sum_t alpha_t h_t(x)`` over the stumps ``(features_, thresholds_, polarities_)``:
-    the prediction half of :class:`.boosting.BoostedStumps`."""
+    the prediction half of :class:`._boosting.BoostedStumps`."""
 
     def _set_fitted(self, state: TrainingState):
         self.features_ = np.array([s[0] for s in state.stumps], dtype=np.int64)

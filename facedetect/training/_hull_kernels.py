@@ -1,5 +1,5 @@
 """The compiled minimum-loss search (numba), apart from its orchestration in
-:func:`.search.hull_loss_search`: per feature, only the vertices of the lower-left convex
+:func:`._search.hull_loss_search`: per feature, only the vertices of the lower-left convex
 hulls of its ``(eP, eN)`` staircases can hold the minimum of ``L*``.
 """
 
@@ -37,7 +37,7 @@ def _hull_push(hull, size, x, y, k, sign):
 
 @_jit
 def _loss_bound(e_pos, e_neg, bounds):
-    """The interval bounds' lower bound on ``L*`` (see :func:`.search.loss_bound_grid`)."""
+    """The interval bounds' lower bound on ``L*`` (see :func:`._search.loss_bound_grid`)."""
     k_next, p_coef, q_coef = bounds
     bound = math.inf
     for i in range(k_next.size):

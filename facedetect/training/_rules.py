@@ -2,7 +2,7 @@
 
 Each rule takes the round's :class:`RoundState` and returns the chosen candidate's
 ``(feature, position, polarity, e_pos, e_neg)``, its score and the number of roots solved.
-The shared loop in :mod:`.boosting` turns that into a stump, an alpha and a weight update.
+The shared loop in :mod:`._boosting` turns that into a stump, an alpha and a weight update.
 """
 
 from __future__ import annotations

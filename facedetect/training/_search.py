@@ -12,10 +12,10 @@ are identical on every machine.
 - :func:`hull_loss_search`: minimum ``L*`` (Cost-Sensitive AdaBoost's rule), exactly, by
   evaluating only the vertices of each feature's lower-left convex hull.
 
-Each takes the round's sample weights and classes, and its :class:`.roots.RootCoefficients`.
+Each takes the round's sample weights and classes, and its :class:`._roots.RootCoefficients`.
 
 Sort-order entries are unsigned; ``entry & mask`` is the sample and ``entry > mask`` flags a
-position after which no threshold may fall (see :mod:`.stumps`).
+position after which no threshold may fall (see :mod:`._stumps`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The compiled stump-search kernels over the sort order (numba), apart from their
-orchestration in :mod:`.search`: one streaming pass over the sort order per block of features.
+orchestration in :mod:`._search`: one streaming pass over the sort order per block of features.
 
 Sort-order entries are unsigned; ``entry & mask`` is the sample and ``entry > mask`` flags a
-position after which no threshold may fall (see :mod:`.stumps`). Every kernel takes the
+position after which no threshold may fall (see :mod:`._stumps`). Every kernel takes the
 round as two tuples, ``samples = (weights, is_positive)`` and ``coefs = (a, b, cp, cn)``
-(:class:`.roots.RootCoefficients`), and writes one :data:`BLOCK` record per block of
+(:class:`._roots.RootCoefficients`), and writes one :data:`BLOCK` record per block of
 features.
 """
 

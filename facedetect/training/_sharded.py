@@ -20,7 +20,7 @@ The feature matrix never moves. The windows go to the workers once per stage, as
 whose output each shard's task reads; a worker lost mid-round is recovered by Dask
 itself: its shards are recomputed from the windows on the workers left and the round's
 searches run again there (``tests/test_sharded.py`` kills one). Dask is imported only
-inside functions, here and in :mod:`.cluster` (connecting), when a cluster is asked for.
+inside functions, here and in :mod:`._cluster` (connecting), when a cluster is asked for.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def max_shards(n_features: int) -> int:
 @dataclass
 class _Shard:
     """One worker's features: ``store`` is ``(values_t, order)`` (exact) or a
-    :class:`.binned.BinnedFeatures` (compact), for the features ``start..stop``."""
+    :class:`._binned.BinnedFeatures` (compact), for the features ``start..stop``."""
 
     start: int
     stop: int
@@ -89,7 +89,7 @@ def _build_shard(windows: np.ndarray, columns: Callable, start: int, stop: int) 
 
 def search_shard(shard: _Shard, estimator, fields: tuple, with_stump: bool = False):
     """On a worker: the estimator's rule over the shard's features, with global feature
-    indices, and the seconds it took. ``fields`` are the round's :class:`.rules.RoundState`
+    indices, and the seconds it took. ``fields`` are the round's :class:`._rules.RoundState`
     numbers. ``with_stump``: the choice carries its ``(threshold, outputs)`` too."""
     start = time.perf_counter()
     weights, is_positive, p, q, a, b, cp, cn, features = fields
