@@ -132,11 +132,21 @@ class HaarDetectorModel:
     def with_detection(self, changes: dict):
         """A copy whose ``detection`` section has ``changes`` (an image operating point,
         rejection thresholds, stages) over its own."""
-        import copy
+        return self._with_section("detection", changes)
 
-        document = copy.deepcopy(self.document)
-        document["detection"].update(copy.deepcopy(changes))
-        return type(self).from_document(reseal(document))
+    def with_training(self, changes: dict):
+        """A copy whose ``training`` record has ``changes`` over its own."""
+        return self._with_section("training", changes)
+
+    def _with_section(self, name: str, changes: dict):
+        # The stumps, rectangles and window do not change: the copy shares them and its
+        # document differs in one section (the others are never changed in place), sealed
+        # with its own checksum.
+        import copy
+        import dataclasses
+
+        section = dict(self.document.get(name) or {}, **copy.deepcopy(changes))
+        return dataclasses.replace(self, document=reseal(dict(self.document, **{name: section})))
 
     @property
     def detection(self) -> dict:

@@ -8,7 +8,6 @@ mining part supplies the rest of the negatives.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import math
 import sys
@@ -23,7 +22,6 @@ from ..data._positives import PositiveSet
 from ..detector._model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun
 from ..haar import haar_feature_pool
-from ..modelfile._io import reseal
 from ._bootstrap import NegativeSet
 from ._cascade_checkpoint import load_cascade_checkpoint
 from ._cascade import (StageData, cascade_model, config_record,
@@ -354,9 +352,7 @@ def _model(stages, pool, config: TrainConfig, run_config: dict, records, samples
 
 
 def _finished(model, reason: str, seconds: float):
-    document = copy.deepcopy(model.document)
-    document["training"].update(stop_reason=reason, seconds=round(seconds, 2))
-    return HaarDetectorModel.from_document(reseal(document))
+    return model.with_training({"stop_reason": reason, "seconds": round(seconds, 2)})
 
 
 def _interrupted(checkpoint, stage: int):

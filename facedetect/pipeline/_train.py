@@ -9,7 +9,6 @@ operating point (:mod:`._image_point`). Every stage can be interrupted and resum
 
 from __future__ import annotations
 
-import copy
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -20,7 +19,6 @@ import numpy as np
 from ..data._cbcl import framed_windows
 from ..detector._model import HaarDetectorModel
 from ..errors import FacedetectError, InterruptedRun, InvalidParameter
-from ..modelfile._io import reseal
 from ..haar import haar_feature_pool
 from ..training._boosting import TrainingState
 from ._augment import degraded_negatives
@@ -177,12 +175,11 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
         model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
                                  train_faces=base[0][base[1] == 1])
     seconds = run.seconds()
-    document = copy.deepcopy(model.document)
-    document["training"]["seconds"] = round(seconds, 2)
+    record = {"seconds": round(seconds, 2)}
     if wild is not None:
-        document["training"]["wild_faces"] = wild.record
-    # Sealed once, with everything it records: the checksum matches what is returned.
-    model = HaarDetectorModel.from_document(reseal(document))
+        record["wild_faces"] = wild.record
+    # Sealed with everything it records: the checksum matches what is returned.
+    model = model.with_training(record)
     if out is not None:
         model = _resave(model, out)
         if run.checkpoint is not None:
