@@ -1,5 +1,5 @@
 """Checking a settings field against its declared kind and range: the one check behind
-every settings object's table of limits (``model_schema.SCAN_LIMITS``,
+every settings object's table of limits (``modelfile._fields.SCAN_LIMITS``,
 ``pipeline.config.FIELD_LIMITS``, ``pipeline.settings.RUN_LIMITS`` and ``CASCADE_LIMITS``)
 and the command-line flags typed from them."""
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..errors import InvalidParameter
 from ..limits import check_limited
 from ..modelfile._detection import WINDOW_SCAN
-from ..modelfile._schema import PYRAMIDS, SCAN_LIMITS
+from ..modelfile._fields import PYRAMIDS, SCAN_LIMITS
 
 __all__ = ["DetectionParams", "InvalidScanSetting"]
 

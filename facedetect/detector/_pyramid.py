@@ -15,7 +15,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..modelfile._schema import PYRAMIDS
+from ..modelfile._fields import PYRAMIDS
 
 
 class Pyramid:

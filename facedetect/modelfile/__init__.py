@@ -11,8 +11,8 @@ import lazy_loader
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     '_io': ['MAX_MODEL_BYTES', 'calibrated_probability', 'load_document', 'parse_json',
             'reseal', 'save_document'],
-    '_schema': ['FORMAT', 'READABLE_VERSIONS', 'SCAN_LIMITS', 'VERSION', 'check_document',
-                'digest'],
+    '_schema': ['FORMAT', 'READABLE_VERSIONS', 'VERSION', 'check_document', 'digest'],
+    '_fields': ['SCAN_LIMITS'],
     '_detection': ['detection_section', 'framing_box', 'migrate'],
     '_registry': ['FILE_ALGORITHMS'],
 })

@@ -12,15 +12,19 @@ window operating point, scanned with OpenCV's grouping). The detector never read
 Version 1 files kept the window and framing in ``features`` (the framing sometimes only in
 the training config), rejection in ``features``, the stages at the top level, and had no
 section at all without an image operating point; :func:`migrate` rewrites one as version 2
-reads, scanning exactly as before.
+reads, scanning exactly as before. :func:`check_detection` is the section's part of the
+schema (:mod:`._schema`).
 """
 
 from __future__ import annotations
 
 import copy
 
+from ._fields import (MAX_STUMPS, MAX_THRESHOLD, PYRAMIDS, SCAN_LIMITS, fail, is_finite,
+                      is_int, is_list)
+
 __all__ = ["BOX_SCALE", "BOX_SHIFT", "CBCL_FRAMING", "WINDOW_SCAN",
-           "detection_section", "framing_box", "migrate"]
+           "check_detection", "detection_section", "framing_box", "migrate"]
 
 # How a window maps to a face box at CBCL's framing: the side doubled, the centre moved
 # down a tenth of the window (chosen once on CBCL's geometry; see detector.multiscale).
@@ -160,3 +164,75 @@ def _window_threshold(document: dict, stages) -> float:
     if point is not None:
         return float(point["threshold"])
     return float(stages[-1]["threshold"]) if stages else 0.0
+
+
+def check_detection(path, detection, n_stumps: int):
+    """Everything the detector reads besides the stumps' features: the window, framing and
+    box mapping, the scan settings, the stages and rejection, checked by type and range."""
+    if not isinstance(detection, dict):
+        fail(path, "a model of Haar features needs its detection section")
+    if not is_list(detection.get("window"), lambda v: is_int(v, 3, 4096), 2, 2):
+        fail(path, "detection.window must be [width, height], each 3..4096")
+    if not is_finite(detection.get("framing"), 1, 3):
+        fail(path, "detection.framing must be a number of eye distances in [1, 3]")
+    if not (is_finite(detection.get("box_scale"), 0.1, 10)
+            and is_finite(detection.get("box_shift"), -1, 1)):
+        fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
+    step = detection.get("step")
+    limits = {name: spec[1:3] for name, spec in SCAN_LIMITS.items()}   # (low, high)
+    if not (is_finite(detection.get("threshold"), *limits["threshold"])
+            and is_int(detection.get("min_neighbors"), *limits["min_neighbors"])
+            and is_finite(detection.get("neighbor_margin"), *limits["neighbor_margin"])
+            and is_finite(detection.get("scale_factor"), *limits["scale_factor"])
+            and (step in ("auto", "refine") or is_int(step, *limits["step"]))
+            and is_int(detection.get("min_size"), *limits["min_size"])
+            and detection.get("applies_to") in ("images", "windows")):
+        fail(path, "detection needs a finite threshold, min_neighbors "
+                   "{0}..{1}, a neighbor_margin >= 0, a scale_factor in [{2:g}, {3:g}], a "
+                   "step, a min_size and applies_to 'images' or 'windows'".format(
+                       *limits["min_neighbors"], *limits["scale_factor"]))
+    if detection.get("pyramid") not in PYRAMIDS:
+        fail(path, "detection.pyramid must be 'area' or 'linear'")
+    _check_stages(path, detection.get("stages"), n_stumps)
+    if "rejection" in detection:
+        _check_rejection(path, detection["rejection"], n_stumps)
+    _check_opencv_point(path, detection.get("opencv"))
+
+
+def _check_opencv_point(path, point):
+    """The staged OpenCV export's operating point (:mod:`.pipeline.image_point`)."""
+    if point is None:
+        return
+    if not (isinstance(point, dict) and is_finite(point.get("threshold"))
+            and is_int(point.get("min_neighbors"), 0, 1000)
+            and is_finite(point.get("scale_factor"), *SCAN_LIMITS["scale_factor"][1:3])
+            and is_list(point.get("cuts"), lambda c: is_int(c, 1, MAX_STUMPS), 1, 64)):
+        fail(path, "detection.opencv needs a finite threshold, min_neighbors 0..1000, a "
+                   "scale_factor in [{0:g}, {1:g}] and a list of stage cuts".format(
+                       *SCAN_LIMITS["scale_factor"][1:3]))
+
+
+def _check_stages(path, stages, n_stumps: int):
+    """An attentional cascade: consecutive runs of the stumps, each with its threshold."""
+    if stages is None:
+        return
+    if not is_list(stages, lambda st: isinstance(st, dict)
+                   and set(st) == {"stumps", "threshold"} and is_int(st["stumps"], 1, MAX_STUMPS)
+                   and is_finite(st["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD), 1, MAX_STUMPS):
+        fail(path, "detection.stages must be a list of {stumps: count, threshold: number}")
+    if sum(st["stumps"] for st in stages) != n_stumps:
+        fail(path, "detection.stages' stump counts must add up to the number of stumps")
+
+
+def _check_rejection(path, rejection, n_stumps: int):
+    """Learnt rejection: a reference sum and one threshold per stump (soft rejection also
+    records how it was learnt)."""
+    soft = {"quantile", "max_loss", "loss", "at_threshold"}
+    if not (isinstance(rejection, dict)
+            and set(rejection) in ({"reference", "thresholds"},
+                                   {"reference", "thresholds"} | soft)
+            and all(is_finite(rejection[k]) for k in soft & set(rejection))
+            and is_finite(rejection["reference"])
+            and is_list(rejection["thresholds"], is_finite, n_stumps, n_stumps)):
+        fail(path, "detection.rejection must hold a finite reference and one finite "
+                   "threshold per stump")

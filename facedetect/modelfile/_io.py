@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import FacedetectError
 from .._utils.files import read_bounded
-from ._schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest, fail
+from ._schema import ALGORITHM_NAMES, FORMAT, VERSION, check_document, digest
 
 __all__ = ["ALGORITHM_NAMES", "FORMAT", "VERSION", "MAX_MODEL_BYTES", "calibrated_probability",
            "load_document", "reseal", "save_document"]

@@ -8,43 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 
-from ..errors import FacedetectError
-from ._detection import migrate
+from ._detection import check_detection, migrate
+from ._fields import MAX_ALPHA, MAX_STUMPS, MAX_THRESHOLD, fail, is_finite, is_int, is_list
 from ._registry import FILE_ALGORITHMS
-
-# How a model's pyramid levels are resized (detection.pyramid): area averages, or OpenCV's
-# bilinear resize.
-PYRAMIDS = ("area", "linear")
 
 FORMAT = "facedetect-model"
 VERSION = 2
 # Version 1 files (the detection fields spread over three sections) are migrated on read
 # (facedetect.modelfile._detection).
 READABLE_VERSIONS = (1, 2)
-MAX_STUMPS = 100_000
-# Far beyond any trained model (alphas are a few units, feature values at most ~1e6), and
-# small enough that sums of 100,000 stumps stay finite and fit OpenCV's float32.
-MAX_ALPHA = 1e6
-MAX_THRESHOLD = 1e9
 ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.modelfile._registry
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
              "sha256"}
-
-# The scan settings' ranges, declared once: detection's check (detector/_params.py), the
-# detect command's flags and a model file's detection section all read them. Below a
-# pyramid step of 1.01 a face draws windows on hundreds of levels, and grouping them grows
-# as their square (1.001 took 23 GB on a 628x454 picture); OpenCV's default is 1.1.
-# (kind, low, high, ends, None allowed), as facedetect.limits.check_limited reads them.
-SCAN_LIMITS = {"scale_factor": ("float", 1.01, 10.0, "[]", False),
-               "step": ("int", 1, 1000, "[]", False),
-               "min_size": ("int", 1, 100_000, "[]", False),
-               "max_size": ("int", 1, 100_000, "[]", True),
-               "threshold": ("float", -1e9, 1e9, "[]", False),
-               "min_neighbors": ("int", 0, 1000, "[]", False),
-               "neighbor_margin": ("float", 0.0, 1e6, "[]", False)}
 
 CBCL_WINDOW = 19
 # The calibration maps an operating point may store (training.operating_point fits them).
@@ -76,27 +53,6 @@ def digest(document: dict) -> str:
     body = {k: v for k, v in document.items() if k != "sha256"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def fail(path, message: str):
-    raise FacedetectError(f"{path}: invalid model file: {message}")
-
-
-def is_int(value, low: int = -2 ** 63, high: int = 2 ** 63) -> bool:
-    """An integer (not a bool) within ``[low, high]``."""
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def is_finite(value, low: float = -math.inf, high: float = math.inf) -> bool:
-    """A finite number (not a bool) within ``[low, high]``."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and low <= value <= high)
-
-
-def is_list(value, check, min_length: int = 0, max_length: int = 10 ** 7) -> bool:
-    """A list of ``min_length..max_length`` items that all pass ``check``."""
-    return (isinstance(value, list) and min_length <= len(value) <= max_length
-            and all(check(item) for item in value))
 
 
 def check_document(document, path) -> dict:
@@ -149,7 +105,7 @@ def check_document(document, path) -> dict:
         fail(path, "features must be an object")
     detection = document.get("detection")
     if features.get("kind") == "haar":
-        _check_detection(path, detection, len(stumps))
+        check_detection(path, detection, len(stumps))
     elif detection is not None:
         fail(path, "only a model of Haar features scans images: it has no detection section")
     _check_features(path, features, stumps, (detection or {}).get("window"))
@@ -198,18 +154,6 @@ def _check_estimator(path, document):
             fail(path, f"stump {i} is malformed: {str(stump)[:80]}")
 
 
-def _check_stages(path, stages, n_stumps: int):
-    """An attentional cascade: consecutive runs of the stumps, each with its threshold."""
-    if stages is None:
-        return
-    if not is_list(stages, lambda st: isinstance(st, dict)
-                   and set(st) == {"stumps", "threshold"} and is_int(st["stumps"], 1, MAX_STUMPS)
-                   and is_finite(st["threshold"], -MAX_THRESHOLD, MAX_THRESHOLD), 1, MAX_STUMPS):
-        fail(path, "detection.stages must be a list of {stumps: count, threshold: number}")
-    if sum(st["stumps"] for st in stages) != n_stumps:
-        fail(path, "detection.stages' stump counts must add up to the number of stumps")
-
-
 def _check_features(path, features, stumps, window):
     kind = features.get("kind")
     if kind == "matrix":
@@ -244,20 +188,6 @@ def _check_features(path, features, stumps, window):
                 fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
     if features.get("normalization") not in ("opencv-variance", "none"):
         fail(path, "features.normalization must be 'opencv-variance' or 'none'")
-
-
-def _check_rejection(path, rejection, n_stumps: int):
-    """Learnt rejection: a reference sum and one threshold per stump (soft rejection also
-    records how it was learnt)."""
-    soft = {"quantile", "max_loss", "loss", "at_threshold"}
-    if not (isinstance(rejection, dict)
-            and set(rejection) in ({"reference", "thresholds"},
-                                   {"reference", "thresholds"} | soft)
-            and all(is_finite(rejection[k]) for k in soft & set(rejection))
-            and is_finite(rejection["reference"])
-            and is_list(rejection["thresholds"], is_finite, n_stumps, n_stumps)):
-        fail(path, "detection.rejection must hold a finite reference and one finite "
-                   "threshold per stump")
 
 
 def _rect_inside(rect, width: int, height: int, tilted) -> bool:
@@ -334,47 +264,3 @@ def _check_operating_point(path, point):
 WILD_CALIBRATION = "held-back faces from the wild"
 
 
-def _check_detection(path, detection, n_stumps: int):
-    """Everything the detector reads besides the stumps' features: the window, framing and
-    box mapping, the scan settings, the stages and rejection (:mod:`.model_detection`)."""
-    if not isinstance(detection, dict):
-        fail(path, "a model of Haar features needs its detection section")
-    if not is_list(detection.get("window"), lambda v: is_int(v, 3, 4096), 2, 2):
-        fail(path, "detection.window must be [width, height], each 3..4096")
-    if not is_finite(detection.get("framing"), 1, 3):
-        fail(path, "detection.framing must be a number of eye distances in [1, 3]")
-    if not (is_finite(detection.get("box_scale"), 0.1, 10)
-            and is_finite(detection.get("box_shift"), -1, 1)):
-        fail(path, "detection.box_scale must be in [0.1, 10] and box_shift in [-1, 1]")
-    step = detection.get("step")
-    limits = {name: spec[1:3] for name, spec in SCAN_LIMITS.items()}   # (low, high)
-    if not (is_finite(detection.get("threshold"), *limits["threshold"])
-            and is_int(detection.get("min_neighbors"), *limits["min_neighbors"])
-            and is_finite(detection.get("neighbor_margin"), *limits["neighbor_margin"])
-            and is_finite(detection.get("scale_factor"), *limits["scale_factor"])
-            and (step in ("auto", "refine") or is_int(step, *limits["step"]))
-            and is_int(detection.get("min_size"), *limits["min_size"])
-            and detection.get("applies_to") in ("images", "windows")):
-        fail(path, "detection needs a finite threshold, min_neighbors "
-                   "{0}..{1}, a neighbor_margin >= 0, a scale_factor in [{2:g}, {3:g}], a "
-                   "step, a min_size and applies_to 'images' or 'windows'".format(
-                       *limits["min_neighbors"], *limits["scale_factor"]))
-    if detection.get("pyramid") not in PYRAMIDS:
-        fail(path, "detection.pyramid must be 'area' or 'linear'")
-    _check_stages(path, detection.get("stages"), n_stumps)
-    if "rejection" in detection:
-        _check_rejection(path, detection["rejection"], n_stumps)
-    _check_opencv_point(path, detection.get("opencv"))
-
-
-def _check_opencv_point(path, point):
-    """The staged OpenCV export's operating point (:mod:`.pipeline.image_point`)."""
-    if point is None:
-        return
-    if not (isinstance(point, dict) and is_finite(point.get("threshold"))
-            and is_int(point.get("min_neighbors"), 0, 1000)
-            and is_finite(point.get("scale_factor"), *SCAN_LIMITS["scale_factor"][1:3])
-            and is_list(point.get("cuts"), lambda c: is_int(c, 1, MAX_STUMPS), 1, 64)):
-        fail(path, "detection.opencv needs a finite threshold, min_neighbors 0..1000, a "
-                   "scale_factor in [{0:g}, {1:g}] and a list of stage cuts".format(
-                       *SCAN_LIMITS["scale_factor"][1:3]))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import FacedetectError
 from ..modelfile._io import load_document
-from ..modelfile._schema import is_finite, is_int, is_list
+from ..modelfile._fields import is_finite, is_int, is_list
 from ._checkpoint import saved_config
 
 # Each record's fields, and the check each must pass.

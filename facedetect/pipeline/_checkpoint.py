@@ -26,7 +26,7 @@ from .._utils.atomic import atomic_write_bytes, atomic_write_text
 from ..errors import FacedetectError
 from .._utils.files import read_bounded
 from ..modelfile._io import digest, parse_json
-from ..modelfile._schema import is_finite
+from ..modelfile._fields import is_finite
 from ..training._boosting import TrainingState
 from ._bootstrap import MINING_PYRAMID, MiningState
 
