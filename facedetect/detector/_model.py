@@ -132,21 +132,24 @@ class HaarDetectorModel:
     def with_detection(self, changes: dict):
         """A copy whose ``detection`` section has ``changes`` (an image operating point,
         rejection thresholds, stages) over its own."""
-        return self._with_section("detection", changes)
+        return self.with_sections(detection=changes)
 
     def with_training(self, changes: dict):
         """A copy whose ``training`` record has ``changes`` over its own."""
-        return self._with_section("training", changes)
+        return self.with_sections(training=changes)
 
-    def _with_section(self, name: str, changes: dict):
-        # The stumps, rectangles and window do not change: the copy shares them and its
-        # document differs in one section (the others are never changed in place), sealed
-        # with its own checksum.
+    def with_sections(self, **changes: dict):
+        """A copy whose named sections (``detection``, ``training``, ``operating_point``)
+        have the given changes over their own, sealed once."""
+        # The stumps, rectangles and window do not change: the copy shares them, and its
+        # document differs in the named sections (no section is changed in place).
         import copy
         import dataclasses
 
-        section = dict(self.document.get(name) or {}, **copy.deepcopy(changes))
-        return dataclasses.replace(self, document=reseal(dict(self.document, **{name: section})))
+        document = dict(self.document)
+        for name, change in changes.items():
+            document[name] = dict(document.get(name) or {}, **copy.deepcopy(change))
+        return dataclasses.replace(self, document=reseal(document))
 
     @property
     def detection(self) -> dict:

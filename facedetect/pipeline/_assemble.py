@@ -33,16 +33,15 @@ class Split(NamedTuple):
 
 
 def haar_detector_model(estimator: BoostedStumps, pool, training: dict | None = None,
-                        operating_point: dict | None = None, cost=None):
+                        cost=None):
     """The scanning model of an estimator fitted on Haar features of ``pool``: its file
-    document (stumps, each stump's rectangles, the detection section at the window
-    operating point, metadata) read as a
+    document (stumps, each stump's rectangles, the detection section at the raw threshold
+    0 until an operating point is set, metadata) read as a
     :class:`~facedetect.detector._model.HaarDetectorModel`. The document is the one form of
     a model; the detector only reads it."""
-    threshold = 0.0 if operating_point is None else operating_point["threshold"]
     return HaarDetectorModel.from_document(model_document(
-        estimator, haar_features(estimator.features_, pool), training, operating_point, cost,
-        detection_section((pool.width, pool.height), framing_of(training), threshold)))
+        estimator, haar_features(estimator.features_, pool), training, cost=cost,
+        detection=detection_section((pool.width, pool.height), framing_of(training), 0.0)))
 
 
 def framing_of(training: dict | None) -> float | None:
@@ -108,14 +107,14 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base,
                                  "negatives": run.negatives.source,
                                  "stages": run.stages,
                                  "extra_negatives": int(len(state.extra))}
-    point = None
+    model = haar_detector_model(estimator, run.pool, training, cost=config.cost)
     if len(calibration):
         point_start = time.perf_counter()
-        model = haar_detector_model(estimator, run.pool)
         point = _window_operating_point(model, cbcl.images[calibration],
                                        cbcl.labels[calibration], config, calibration_faces)
-        training["operating_point_seconds"] = round(time.perf_counter() - point_start, 3)
-    model = haar_detector_model(estimator, run.pool, training, point, config.cost)
+        model = model.with_sections(
+            operating_point=point, detection={"threshold": point["threshold"]},
+            training={"operating_point_seconds": round(time.perf_counter() - point_start, 3)})
     # Learnt rejection thresholds for the scanner, from the faces it was trained on only.
     base_images, base_labels = base
     return model.with_rejection(base_images[base_labels == 1])
