@@ -1,11 +1,12 @@
-"""The one check of a cost pair ``(Cp, Cn)``: the flag, the configuration and the
-estimators all call :func:`check_cost`."""
+"""The one check of a cost pair ``(Cp, Cn)``: the run's configuration and the estimators
+call :func:`check_cost` (the command line's ``--cost`` only parses the text; its value is
+checked with the configuration, and the error names the flag)."""
 
 from __future__ import annotations
 
 import math
 
-from .errors import FacedetectError
+from .errors import InvalidParameter
 
 __all__ = ["MAX_COST_RATIO", "InvalidCost", "check_cost"]
 
@@ -13,9 +14,10 @@ __all__ = ["MAX_COST_RATIO", "InvalidCost", "check_cost"]
 MAX_COST_RATIO = 1e6
 
 
-class InvalidCost(FacedetectError, ValueError):
-    """A cost pair that cannot be trained for: a user error (one line on the command line)
-    and a ``ValueError``, as scikit-learn raises for a bad parameter.
+class InvalidCost(InvalidParameter):
+    """A cost pair that cannot be trained for: an :class:`~facedetect.errors.InvalidParameter`
+    naming ``cost`` (one line on the command line, naming ``--cost``), so also a
+    ``ValueError``, as scikit-learn raises for a bad parameter.
 
     See Also
     --------
@@ -23,9 +25,13 @@ class InvalidCost(FacedetectError, ValueError):
 
     Examples
     --------
-    >>> isinstance(InvalidCost("x"), ValueError)
-    True
+    >>> error = InvalidCost("costs must be positive and finite, got (1, 0)")
+    >>> isinstance(error, ValueError), error.parameter
+    (True, 'cost')
     """
+
+    def __init__(self, message: str):
+        super().__init__(message, "cost")
 
 
 def check_cost(cost, shown: str | None = None) -> tuple[float, float]:

@@ -12,8 +12,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ..costs import InvalidCost, check_cost
-from ..errors import FacedetectError, InterruptedRun
+from ..errors import FacedetectError, InterruptedRun, InvalidParameter
 from .._utils.interrupts import (quiet_compiler_finalizers, redelivered_interrupts,
                           terminate_as_interrupt)
 
@@ -28,6 +27,18 @@ class OneLineErrorParser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
+    def parse_known_args(self, args=None, namespace=None):
+        # Each parser (a command's included) notes its flags by destination, so that a
+        # value the library refuses later is said as the flag that gave it (run_safely).
+        namespace = namespace if namespace is not None else argparse.Namespace()
+        flags = getattr(namespace, "_flags", {})
+        for action in self._actions:
+            long = [flag for flag in action.option_strings if flag.startswith("--")]
+            if long:   # the first, as --help shows it (--tilted, not --no-tilted)
+                flags.setdefault(action.dest, long[0])
+        namespace._flags = flags
+        return super().parse_known_args(args, namespace)
+
 
 def run_safely(function, args, prog: str = "facedetect") -> int:
     """Run a command; a user-facing error becomes one line on stderr, prefixed with the
@@ -41,6 +52,15 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
         quiet_compiler_finalizers()
         print(f"{prog}: {error}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except InvalidParameter as error:
+        flag = _flag_of(error.parameter, args)
+        if flag is None:
+            print(f"{prog}: error: {error}", file=sys.stderr)
+            return EXIT_FAILURE
+        # A value the library refuses is a usage error of the flag that gave it, as argparse
+        # says it: the error carries the parameter's name, the flag is its dashed form.
+        print(f"{prog}: error: argument {flag}: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except FacedetectError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return EXIT_FAILURE
@@ -64,6 +84,12 @@ def run_safely(function, args, prog: str = "facedetect") -> int:
         return EXIT_FAILURE
 
 
+def _flag_of(parameter: str | None, args: argparse.Namespace) -> str | None:
+    """The flag that sets ``parameter`` (the library's name for it), None when the command
+    has no such flag."""
+    return getattr(args, "_flags", {}).get(parameter) if parameter else None
+
+
 def _one_line_warning(prog: str):
     """A ``warnings.showwarning`` that prints ``prog: warning: message`` on one line (no
     source line, no file path), once per distinct message."""
@@ -78,20 +104,17 @@ def _one_line_warning(prog: str):
 
 
 def parse_cost(text: str) -> tuple[float, float]:
-    """``"CP,CN"`` -> two positive finite floats (argparse type), checked by
-    :func:`facedetect.costs.check_cost`."""
+    """``"CP,CN"`` -> two floats (argparse type). Only the text is read here: the values
+    are checked once, with the rest of the configuration
+    (:func:`facedetect.costs.check_cost`), and a refusal names ``--cost``."""
     parts = text.split(",")
     if len(parts) != 2:
         raise argparse.ArgumentTypeError(
             f"expected two costs CP,CN (e.g. 1,10), got {text!r}")
     try:
-        values = tuple(float(p) for p in parts)
+        return tuple(float(p) for p in parts)
     except ValueError:
         raise argparse.ArgumentTypeError(f"costs must be numbers, got {text!r}") from None
-    try:
-        return check_cost(values, shown=repr(text))
-    except InvalidCost as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def bounded_int(low: int, high: int):

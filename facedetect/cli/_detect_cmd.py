@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..detector._params import DetectionParams, InvalidScanSetting
+from ..detector._params import DetectionParams
 from ..errors import FacedetectError
 from .._utils.files import DEFAULT_MAX_PIXELS
 from .._utils.threads import wait_passively
@@ -71,20 +71,14 @@ def detector_from(args, model=None):
     """The prepared :class:`~facedetect.detector._api.Detector` for the flags given, the
     rest from the model (as ``facedetect.detect`` prepares it)."""
     from ..detector._api import Detector   # the scanner's kernels load when a command runs
-    try:
-        return Detector(model if model is not None else args.model, exact=args.exact,
-                        max_pixels=getattr(args, "max_pixels", DEFAULT_MAX_PIXELS),
-                        scale_factor=args.scale_factor, step=args.step,
-                        min_size=args.min_size, max_size=args.max_size,
-                        threshold=args.threshold, min_neighbors=args.min_neighbors,
-                        neighbor_margin=args.neighbor_margin)
-    except InvalidScanSetting as error:
-        # The library's error names its parameter: say it as the flag the user typed.
-        flag = "--" + error.parameter.replace("_", "-") if error.parameter else None
-        text = str(error)
-        if flag and text.startswith(error.parameter):
-            text = flag + text[len(error.parameter):]
-        raise FacedetectError(text) from None
+    # A refused setting is an InvalidScanSetting naming its parameter: run_safely says it
+    # as the flag that gave it.
+    return Detector(model if model is not None else args.model, exact=args.exact,
+                    max_pixels=getattr(args, "max_pixels", DEFAULT_MAX_PIXELS),
+                    scale_factor=args.scale_factor, step=args.step,
+                    min_size=args.min_size, max_size=args.max_size,
+                    threshold=args.threshold, min_neighbors=args.min_neighbors,
+                    neighbor_margin=args.neighbor_margin)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

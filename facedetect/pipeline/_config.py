@@ -209,16 +209,6 @@ def calibrates_on_wild_faces(config: TrainConfig) -> bool:
     return not trains_cbcl_faces(config) and bool(config.calibration_split)
 
 
-def make_estimator(config: TrainConfig, rounds: int | None = None):
-    """The estimator ``config.algorithm`` names (:mod:`.algorithms`), seeded, for
-    ``rounds`` rounds (default ``config.rounds``)."""
-    from ..training._algorithms import ALGORITHMS as ESTIMATORS, AdaBoostDB, make_algorithm
-    params = {"random_state": config.seed, "max_features": config.max_features}
-    if ESTIMATORS[config.algorithm].estimator is AdaBoostDB:
-        params["selection"] = config.selection
-    return make_algorithm(config.algorithm, rounds or config.rounds, config.cost, **params)
-
-
 def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False,
                      jitter: int = 0, seed: int = 0):
     """The training windows and labels; with ``mirror`` each face also appears flipped

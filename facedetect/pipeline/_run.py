@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sklearn import config_context
+
 from .._utils.progress import progress_bar
 
 from ..errors import FacedetectError, InterruptedRun
@@ -23,8 +25,26 @@ from ..training._sharded import ShardedFeatures
 from ._assemble import haar_detector_model
 from ._bootstrap import MiningState, NegativeSet, mined_windows, mining_steps
 from ._checkpoint import RunState, save_checkpoint
-from ._config import TrainConfig, make_estimator
+from ._config import TrainConfig
 from ._storage import FeatureSource
+
+
+def make_estimator(config: TrainConfig, rounds: int | None = None):
+    """The estimator ``config.algorithm`` names (:mod:`facedetect.training._algorithms`),
+    seeded, for ``rounds`` rounds (default ``config.rounds``). Its parameters come from a
+    checked configuration: fit it inside :func:`checked_once`."""
+    from ..training._algorithms import ALGORITHMS as ESTIMATORS, AdaBoostDB, make_algorithm
+    params = {"random_state": config.seed, "max_features": config.max_features}
+    if ESTIMATORS[config.algorithm].estimator is AdaBoostDB:
+        params["selection"] = config.selection
+    return make_algorithm(config.algorithm, rounds or config.rounds, config.cost, **params)
+
+
+def checked_once():
+    """Fit the run's estimators without checking their parameters again: the plan checked
+    the whole configuration they come from (scikit-learn's ``skip_parameter_validation``,
+    as its meta-estimators skip their nested estimators' checks)."""
+    return config_context(skip_parameter_validation=True)
 
 
 @dataclass
@@ -127,7 +147,7 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
             run.save(RunState(state.stage, state.extra, snapshot["state"]))
 
     try:
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), checked_once():
             if isinstance(store, ShardedFeatures):
                 estimator.fit_sharded(store, y, callback=on_round, state=resumed)
             elif isinstance(store, BinnedFeatures):
@@ -174,7 +194,8 @@ def estimator_from_state(config: TrainConfig, state, y, n_features: int):
     """The estimator a finished boosting state describes, without any features."""
     estimator = make_estimator(config, len(state.alphas))
     placeholder = np.broadcast_to(np.uint8(0), (n_features, len(y)))
-    estimator.fit_binned(BinnedFeatures(placeholder, None, None), y, state=state)
+    with checked_once():
+        estimator.fit_binned(BinnedFeatures(placeholder, None, None), y, state=state)
     return estimator
 
 

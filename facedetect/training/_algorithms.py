@@ -170,7 +170,7 @@ class AdaBoost(BoostedStumps):
         self.random_state = random_state
         self.max_features = max_features
 
-    def _update_costs(self):
+    def _update_costs(self, cost):
         return 1.0, 1.0
 
     def _alpha(self, choice, state: RoundState) -> float:
@@ -221,7 +221,7 @@ class AsymmetricInitAdaBoost(AdaBoost):
                                max_features)
 
     def _initial_class_masses(self):
-        cp, cn = normalized_costs(self.cost)
+        cp, cn = normalized_costs(self._cost_pair)
         return cp / (cp + cn), cn / (cp + cn)
 
 

@@ -25,9 +25,11 @@ import math
 import time
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
+from ..costs import check_cost
 from ._inputs import _all_finite, _check_sample_weight, check_labels, feature_major
 from ._roots import normalized_costs, round_loss, solve_alpha, static_parameters
 from ._binned import BinnedFeatures
@@ -139,9 +141,14 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
         return tags
 
     # --- the pieces subclasses change ----------------------------------------------------
-    def _update_costs(self) -> tuple[float, float]:
+    def _checked_cost(self, check: bool = True) -> tuple[float, float]:
+        """The estimator's cost pair as floats, checked unless ``check`` is false (once per
+        fit, in :meth:`_check_params`)."""
+        return check_cost(self.cost) if check else tuple(float(c) for c in self.cost)
+
+    def _update_costs(self, cost: tuple[float, float]) -> tuple[float, float]:
         """Normalised costs used in the exponents of the weight update."""
-        return normalized_costs(self.cost)
+        return normalized_costs(cost)
 
     def _initial_class_masses(self) -> tuple[float, float]:
         return 0.5, 0.5
@@ -157,9 +164,17 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
 
     # --- the shared loop -------------------------------------------------------------------
     def _check_params(self):
+        # Under scikit-learn's skip_parameter_validation the caller has checked them (the
+        # training pipeline checks its whole configuration once, before any data is read).
+        check = not get_config()["skip_parameter_validation"]
+        if check:
+            self._check_param_values()
+        cost = self._cost_pair = self._checked_cost(check)
+        self._round_costs = self._update_costs(cost)
+
+    def _check_param_values(self):
         if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
             raise ValueError(f"n_rounds must be a positive integer, got {self.n_rounds!r}")
-        self._update_costs()
         if not isinstance(self.balance_classes, (bool, np.bool_)):
             raise ValueError(f"balance_classes must be True or False, got "
                              f"{self.balance_classes!r}")
@@ -207,7 +222,7 @@ class BoostedStumps(StumpEnsemble, ClassifierMixin, BaseEstimator):
         # Both from the ratio: "q = 1 - p" would round a class mass of 1e-22 to zero.
         p = 1.0 / (1.0 + math.exp(min(log_ratio, 700.0)))
         q = 1.0 / (1.0 + math.exp(min(-log_ratio, 700.0)))
-        cp, cn = self._update_costs()
+        cp, cn = self._round_costs
         a, b = static_parameters(p, q, cp, cn)
         return RoundState(values_t, order, state.weights, is_positive, p, q, a, b, cp, cn,
                           binned)

@@ -21,22 +21,21 @@ from typing import NamedTuple
 
 import numba
 
-from ..costs import check_cost
-
 # Above this |alpha| (in units where max cost is 1) exp() would overflow; a root beyond it
 # is reported as the cap.
 ALPHA_CAP = 700.0
 
 
 def normalized_costs(cost) -> tuple[float, float]:
-    """``(Cp, Cn) / max(Cp, Cn)``, checked by :func:`facedetect.costs.check_cost`.
+    """``(Cp, Cn) / max(Cp, Cn)`` of a pair :func:`facedetect.costs.check_cost` accepts (the
+    estimators check it once per fit, before this).
 
     Examples
     --------
     >>> normalized_costs((1, 10))
     (0.1, 1.0)
     """
-    cp, cn = check_cost(cost)
+    cp, cn = (float(c) for c in cost)
     top = max(cp, cn)
     return cp / top, cn / top
 

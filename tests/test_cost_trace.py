@@ -1,0 +1,44 @@
+"""Issue 36: following ``--cost`` from the flag to the file visits each module once, and
+the cost is checked once (:mod:`benchmarks.cost_trace` records the full trace)."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn import config_context
+
+from benchmarks.cost_trace import returns, trace_cost
+from facedetect import AdaBoostDB
+
+
+def test_returns_counts_a_module_left_and_come_back_to():
+    stops = [("a", "f"), ("a", "g"), ("b", "h"), ("a", "f"), ("c", "k"), ("b", "h")]
+    assert returns(stops) == ["a", "b"]
+    assert returns(stops[:3]) == []
+
+
+def test_the_cost_travels_from_the_flag_to_the_file_through_each_module_once(
+        small_cbcl, tmp_path):
+    out = tmp_path / "m.json"
+    stops = trace_cost(["--cost", "1,10", "--no-wild-faces", "--no-bootstrap", "--rounds", "2",
+                        "--data", str(small_cbcl), "--out", str(out), "--quiet"])
+    assert stops[0] == ("facedetect.cli._common", "parse_cost")
+    assert returns(stops) == [], stops
+    assert [function for _, function in stops].count("check_cost") == 1
+    modules = [module for module, _ in stops]
+    for module in ("facedetect.costs", "facedetect.training._algorithms",
+                   "facedetect.training._model_io", "facedetect.training._operating_point"):
+        assert module in modules
+    assert json.loads(out.read_text())["cost"] == [1.0, 10.0]
+
+
+def test_an_estimator_checks_its_cost_unless_its_caller_already_did():
+    X, y = np.eye(4), [0, 0, 1, 1]
+    with pytest.raises(ValueError, match="positive"):
+        AdaBoostDB(n_rounds=2, cost=(1, 0)).fit(X, y)
+    # scikit-learn's skip_parameter_validation: the pipeline fits with it once its whole
+    # configuration is checked; a good cost then trains as it does with the check
+    with config_context(skip_parameter_validation=True):
+        skipped = AdaBoostDB(n_rounds=2, cost=(1, 10)).fit(X, y)
+    checked = AdaBoostDB(n_rounds=2, cost=(1, 10)).fit(X, y)
+    assert skipped.alphas_ == pytest.approx(checked.alphas_)
