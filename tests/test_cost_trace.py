@@ -42,3 +42,21 @@ def test_an_estimator_checks_its_cost_unless_its_caller_already_did():
         skipped = AdaBoostDB(n_rounds=2, cost=(1, 10)).fit(X, y)
     checked = AdaBoostDB(n_rounds=2, cost=(1, 10)).fit(X, y)
     assert skipped.alphas_ == pytest.approx(checked.alphas_)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["train", "--cost", "1,0"], "argument --cost: costs must be positive"),
+    (["sweep", "--costs", "1,2;1,0"], "argument --costs: costs must be positive"),
+    (["paper", "--costs", "1,2e7"], "argument --costs: the cost ratio"),
+])
+def test_a_refused_cost_is_said_as_its_flag_before_any_work(argv, flag, capsys, tmp_path,
+                                                            monkeypatch):
+    from facedetect.cli._main import main
+    monkeypatch.chdir(tmp_path)   # nothing is written, nor any data sought
+    try:
+        code = main(argv)
+    except SystemExit as stop:    # argparse's own refusal
+        code = stop.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and flag in err[0], err
+    assert not any(tmp_path.iterdir())

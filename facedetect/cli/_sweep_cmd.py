@@ -9,12 +9,15 @@ from ._common import parse_cost, writable_folder
 
 
 def parse_costs(text: str):
+    """``"CP,CN;CP,CN;..."`` or ``paper`` -> checked cost pairs (argparse type): a sweep
+    has no configuration object to check them later, so each is checked here."""
+    from ..costs import InvalidCost, check_cost   # the standard library only
     if text == "paper":
         return list(PAPER_COSTS)
     try:
-        return [parse_cost(part) for part in text.split(";")]
-    except argparse.ArgumentTypeError as error:
-        raise argparse.ArgumentTypeError(f"--costs: {error} (separate costs with ';')") from None
+        return [check_cost(parse_cost(part), shown=repr(part)) for part in text.split(";")]
+    except (argparse.ArgumentTypeError, InvalidCost) as error:
+        raise argparse.ArgumentTypeError(f"{error} (separate costs with ';')") from None
 
 
 def _parse_rounds(text: str) -> list[int]:
