@@ -43,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
             raise
         background = np.tile(np.linspace(80, 180, width), (height, 1))
     count = min(args.count, model.n_stumps)
-    labels = [f"#{i + 1} a={model.alphas[i]:.2f}" for i in range(count)]
+    # A channel feature is drawn as its rectangle, named by its channel.
+    from ..haar._channels import CHANNEL_TYPES
+    labels = [f"#{i + 1} a={model.alphas[i]:.2f}"
+              + (f" {CHANNEL_TYPES[c][8:]}" if c >= 0 else "")
+              for i, c in zip(range(count), model.channels)]
     path = draw_haar_features(background, model.rects[:count], args.out, labels=labels,
                               tilted=model.tilted[:count])
     print(f"wrote {path} ({count} features)")

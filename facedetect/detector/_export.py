@@ -96,6 +96,11 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
     width, height = model.window
     if not model.normalize:
         raise FacedetectError("only variance-normalised models can be exported to OpenCV")
+    if (model.channels >= 0).any():
+        raise FacedetectError(
+            "OpenCV's cascade format holds Haar features only, and this model has "
+            "channel features (trained with --channels): train with --no-channels for a "
+            "model OpenCV can run")
     stages = model.stages or [(model.n_stumps, stage_threshold)]
     bounds = np.concatenate([[0], np.cumsum([n for n, _ in stages])])
     stage_xml = [_stage_xml(model, int(bounds[k]), int(bounds[k + 1]),

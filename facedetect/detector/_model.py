@@ -14,6 +14,7 @@ import numpy as np
 
 from ..haar import integral_image, squared_integral_image
 from ..haar._features import corner_weights
+from ..haar._channels import stack_channel_integrals
 from ..haar._integral import normalization_factors, tilted_integral_image
 from ..modelfile._io import calibrated_probability, load_document, reseal, save_document
 
@@ -73,6 +74,15 @@ class HaarDetectorModel:
         marks = self.document.get("features", {}).get("tilted")
         return (np.zeros(self.n_stumps, bool) if marks is None
                 else np.asarray(marks, dtype=bool))
+
+    @functools.cached_property
+    def channels(self) -> np.ndarray:
+        """(n_stumps,) int: the gradient channel a stump's channel feature sums over
+        (``features.channels`` of the file), -1 for a Haar feature (a file without it has
+        none)."""
+        marks = self.document.get("features", {}).get("channels")
+        return (np.full(self.n_stumps, -1, np.int64) if marks is None
+                else np.asarray(marks, dtype=np.int64))
 
     @functools.cached_property
     def framing(self) -> float:
@@ -283,7 +293,8 @@ class HaarDetectorModel:
     def feature_values(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps) float32 values of the stumps' features, normalised as in
         training (raw sum times float32(1/nf))."""
-        return haar_values(windows, self.rects, self.window, self.normalize, self.tilted)
+        return haar_values(windows, self.rects, self.window, self.normalize, self.tilted,
+                           self.channels)
 
     def running_scores(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps): the score after each stump, added stump by stump in the
@@ -308,7 +319,7 @@ class HaarDetectorModel:
         ends = self.stage_ends()
         start, stop = (ends[stage - 1] + 1 if stage else 0), ends[stage] + 1
         values = haar_values(windows, self.rects[start:stop], self.window, self.normalize,
-                             self.tilted[start:stop])
+                             self.tilted[start:stop], self.channels[start:stop])
         votes = self.alphas[start:stop] * self.polarities[start:stop].astype(np.float64)
         outputs = np.where(values > self.thresholds[start:stop], votes, -votes)
         running = np.zeros(len(outputs))
@@ -383,21 +394,27 @@ class HaarDetectorModel:
 
 
 def haar_values(windows: np.ndarray, features, window, normalize: bool = True,
-                tilted=None) -> np.ndarray:
+                tilted=None, channels=None) -> np.ndarray:
     """(n_windows, n_features) float32 values of Haar features (each a list of ``(x, y, w,
     h, weight)`` rectangles, summed over the tilted integral image where ``tilted`` marks
-    them) on ``windows``, exactly as the scanner computes them: integer rectangle sums
-    weighted and added in float32, times float32(1/nf)."""
+    them, over gradient channel ``channels[t]`` where it is not -1) on ``windows``, exactly
+    as the scanner computes them: integer rectangle sums weighted and added in float32,
+    times float32(1/nf)."""
     windows = np.asarray(windows)
     width, height = window
     if windows.ndim != 3 or windows.shape[1:] != (height, width):
         raise ValueError(f"windows must have shape (N, {height}, {width})")
     tilted = np.zeros(len(features), bool) if tilted is None else np.asarray(tilted, bool)
+    channels = (np.full(len(features), -1) if channels is None
+                else np.asarray(channels, np.int64))
     ii = integral_image(windows)
     turned = tilted_integral_image(windows) if tilted.any() else None
+    gradients = (stack_channel_integrals(windows).reshape(
+        len(windows), -1, height + 1, width + 1) if (channels >= 0).any() else None)
     values = np.zeros((len(windows), len(features)), dtype=np.float32)
     for t, feature in enumerate(features):
-        table = turned if tilted[t] else ii
+        table = (turned if tilted[t] else ii if channels[t] < 0
+                 else gradients[:, channels[t]])
         total = np.zeros(len(windows), dtype=np.float32)
         for rect in feature:
             sums = sum(sign * table[:, cy, cx]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ..haar._channels import integral_blocks
 from ..haar._features import corner_weights
 from ._scan_kernels import (
     _integrals,
@@ -37,8 +38,10 @@ REJECT_MARGIN = 1e-9
 # A refined scan (``step="refine"``) looks at the step-1 windows around every coarse
 # (step-2) window that scored above threshold - REFINE_MARGIN.
 REFINE_MARGIN = 10.0
-# Strips of fewer pixels have integral sums that fit in int32.
+# Strips of fewer pixels have integral sums that fit in int32 (fewer still for a model
+# with channel features: a gradient channel's pixel is at most 2,040).
 INT32_PIXELS = 2 ** 31 // 255
+INT32_CHANNEL_PIXELS = 2 ** 31 // 2040
 
 
 def _stump_arrays(model):
@@ -56,8 +59,9 @@ def _stump_arrays(model):
     # the last stump of every stage but the last (and by 1, exactly, elsewhere).
     carry = np.ones(n)
     carry[model.stage_ends()[:-1]] = 0.0
-    return (rects, model.tilted), weights, counts, model.thresholds.astype(np.float64), \
-        model.polarities.astype(np.float64), model.alphas.astype(np.float64), carry
+    return ((rects, model.tilted, model.channels), weights, counts,
+            model.thresholds.astype(np.float64), model.polarities.astype(np.float64),
+            model.alphas.astype(np.float64), carry)
 
 
 def reject_levels(model, threshold: float, early_rejection: bool = True,
@@ -116,21 +120,26 @@ def _cascade_levels(model, threshold: float, early_rejection: bool) -> np.ndarra
     return levels
 
 
-def _corner_offsets(rects: np.ndarray, stride: int, tilted=None,
-                    tilted_start: int = 0) -> np.ndarray:
+def _corner_offsets(rects: np.ndarray, stride: int, tilted=None, block_size: int = 0,
+                    channels=None) -> np.ndarray:
     """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
     top-left corner, in an integral image with rows ``stride`` long, in the order of
     :func:`~facedetect.haar._features.corner_weights` (the kernels add ``a - b - c + d``).
-    A tilted stump's corners (``tilted``) are in the tilted integral image, which follows
-    the upright one at ``tilted_start``."""
+    A tilted stump's corners (``tilted``) are in the tilted integral image, and a channel
+    feature's (``channels``) in its channel's, which follow the upright one
+    ``block_size`` apart in :func:`~facedetect.haar._channels.integral_blocks`' order."""
     rect = tuple(rects[..., k] for k in range(4))
     upright = np.stack([cy * stride + cx for cx, cy, _ in corner_weights(rect, False)],
                        axis=-1).astype(np.int64)
-    if tilted is None or not np.any(tilted):
+    tilted = np.zeros(len(rects), bool) if tilted is None else np.asarray(tilted, bool)
+    channels = np.full(len(rects), -1) if channels is None else np.asarray(channels)
+    if not tilted.any() and not (channels >= 0).any():
         return upright
-    turned = tilted_start + np.stack(
-        [cy * stride + cx for cx, cy, _ in corner_weights(rect, True)], axis=-1)
-    return np.where(np.asarray(tilted, bool)[:, None, None], turned, upright).astype(np.int64)
+    turned = np.stack([cy * stride + cx for cx, cy, _ in corner_weights(rect, True)],
+                      axis=-1)
+    blocks, _ = integral_blocks(tilted, channels)
+    return (blocks[:, None, None] * block_size
+            + np.where(tilted[:, None, None], turned, upright)).astype(np.int64)
 
 
 # The row and window kernels come in two builds (:mod:`._scan_kernels`). A parallel region
@@ -164,6 +173,7 @@ class LevelScanner:
         self.threshold = float(threshold)
         self.arrays = _stump_arrays(model)
         self.has_tilted = bool(np.any(model.tilted))
+        self.has_channels = bool(np.any(model.channels >= 0))
         self._stumps_by_stride = {}
         self.reject_at = reject_levels(model, self.threshold, early_rejection, pruning)
         # The coarse pass of a refined scan keeps windows down to coarse_threshold
@@ -203,8 +213,11 @@ class LevelScanner:
     def _strip_integrals(self, level, first, row_stop):
         """Integral images of the level rows that windows ``first <= y < row_stop`` cover:
         ``(sums, squared sums, stride)``, the sums followed by the tilted sums for a
-        model with tilted features (as OpenCV's Haar evaluator keeps them)."""
+        model with tilted features (as OpenCV's Haar evaluator keeps them), then the
+        gradient channels' for a model with channel features."""
         strip = np.ascontiguousarray(level[first:row_stop - 1 + self.window[1]])
+        if self.has_channels:
+            return self._channel_strip_integrals(strip)
         if strip.size < INT32_PIXELS:
             # OpenCV's integral images: int32 sums (half the memory traffic) and float64
             # squared sums, exact below 2**53 as the int64 ones are.
@@ -222,21 +235,43 @@ class LevelScanner:
             ii = np.concatenate([ii, turned.ravel()])
         return ii, sq, strip.shape[1] + 1
 
+    def _channel_strip_integrals(self, strip):
+        """:meth:`_strip_integrals` for a model with channel features: the channels of
+        the strip are those of the windows inside it (a channel feature keeps off the
+        window's border, where the strip's own border would change the gradient)."""
+        from ..haar._channels import CHANNEL_TYPES, channel_integrals_into
+        block = (strip.shape[0] + 1) * (strip.shape[1] + 1)
+        first_channel = 1 + self.has_tilted
+        wide = strip.size >= INT32_CHANNEL_PIXELS   # the kernels' int64 build, or int32
+        sums = np.empty((first_channel + len(CHANNEL_TYPES)) * block,
+                        np.int64 if wide else np.int32)
+        if wide:
+            sq = np.empty(block, np.int64)
+            _integrals(strip, sums[:block], sq)
+            turned = cv2.integral3(strip, sdepth=cv2.CV_64F)[2] if self.has_tilted else None
+        else:
+            ii, sq, turned = cv2.integral3(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+            sums[:block], sq = ii.ravel(), sq.ravel()
+        if self.has_tilted:
+            sums[block:2 * block] = turned.ravel()
+        channel_integrals_into(strip, sums, first_channel * block)
+        return sums, sq, strip.shape[1] + 1
+
     def _stumps(self, image):
         """The model's arrays as the kernels take them, for an integral image of rows
         ``stride`` long (kept per stride, and per strip size for a model with tilted
         features, whose tilted sums start after the upright ones: a pyramid has few level
         widths, scanned strip by strip)."""
         stride = image[2]
-        key = (stride, image[1].size if self.has_tilted else 0)
+        key = (stride, image[1].size if self.has_tilted or self.has_channels else 0)
         # Levels are scanned on several threads: each keeps what it looked up, so another
         # thread's clear() cannot take it away.
         stumps = self._stumps_by_stride.get(key)
         if stumps is None:
             if len(self._stumps_by_stride) >= 64:   # bounded over many image sizes
                 self._stumps_by_stride.clear()
-            (rects, tilted), *rest = self.arrays
-            offsets = _corner_offsets(rects, stride, tilted, key[1])
+            (rects, tilted, channels), *rest = self.arrays
+            offsets = _corner_offsets(rects, stride, tilted, key[1], channels)
             stumps = self._stumps_by_stride[key] = (offsets, *rest)
         return stumps
 

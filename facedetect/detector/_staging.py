@@ -99,7 +99,7 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
     features = document["features"]
     order = np.concatenate([np.arange(c) for c in counts])
     document["stumps"] = [document["stumps"][t] for t in order]
-    for key in ("rects", "pool_index", "tilted"):
+    for key in ("rects", "pool_index", "tilted", "channels"):
         if key in features:
             features[key] = [features[key][t] for t in order]
     document["detection"].pop("rejection", None)

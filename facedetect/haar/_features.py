@@ -33,6 +33,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from ._channels import CHANNEL_TYPES, channel_rows, integral_blocks
+
 FEATURE_TYPES = ("type-2-x", "type-2-y", "type-3-x", "type-3-y", "type-4")
 TILTED_TYPES = ("tilted-2-x", "tilted-2-y", "tilted-3-x", "tilted-3-y", "tilted-4-x",
                 "tilted-4-y")
@@ -56,6 +58,9 @@ _TILTED_LAYOUTS = {
 }
 
 MAX_RECTANGLES = 4
+# Every kind of feature a pool can hold: Haar-like (basic, then tilted), then the channel
+# features over the gradient channels (:mod:`._channels`).
+FEATURE_KINDS = ALL_FEATURE_TYPES + CHANNEL_TYPES
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,9 @@ class HaarFeaturePool:
         Rectangle weights; zero for unused slots.
     n_rects : (n_features,) int8 array
     types : (n_features,) int8 array
-        Index into ``ALL_FEATURE_TYPES``; ``tilted`` marks the tilted ones.
+        Index into ``FEATURE_KINDS`` (the Haar types of ``ALL_FEATURE_TYPES``, then
+        ``CHANNEL_TYPES``); ``tilted`` marks the tilted ones, ``channels`` the channel
+        features' channels.
 
     See Also
     --------
@@ -103,12 +110,19 @@ class HaarFeaturePool:
                 for k in range(n)]
 
     def type_name(self, index: int) -> str:
-        return ALL_FEATURE_TYPES[int(self.types[index])]
+        return FEATURE_KINDS[int(self.types[index])]
 
     @cached_property   # a frozen dataclass still takes it: it writes the instance dict
     def tilted(self) -> np.ndarray:
         """(n_features,) bool: which features sum over the tilted integral image."""
-        return self.types >= len(FEATURE_TYPES)
+        return (self.types >= len(FEATURE_TYPES)) & (self.types < len(ALL_FEATURE_TYPES))
+
+    @cached_property
+    def channels(self) -> np.ndarray:
+        """(n_features,) int: the gradient channel a channel feature sums over
+        (:data:`CHANNEL_TYPES` order), -1 for a Haar feature."""
+        return np.where(self.types >= len(ALL_FEATURE_TYPES),
+                        self.types.astype(np.int64) - len(ALL_FEATURE_TYPES), -1)
 
     def subset(self, indices) -> "HaarFeaturePool":
         """A pool holding only the given features, in the given order."""
@@ -123,7 +137,9 @@ class HaarFeaturePool:
         Row ``f`` holds the corner weights of feature ``f``, so ``M @ ii.ravel()`` is the
         vector of raw feature values of one window; shared corners are merged. A pool with
         tilted features maps ``(H+1)*(W+1)`` more columns, the tilted integral image's
-        (``M @ concatenate([ii.ravel(), tilted.ravel()])``).
+        (``M @ concatenate([ii.ravel(), tilted.ravel()])``), and one with channel
+        features seven blocks more, the channels' integral images
+        (:func:`._channels.integral_blocks` gives the order).
         """
         return _linear_map(self)
 
@@ -151,6 +167,7 @@ def _linear_map(pool: HaarFeaturePool):
     stride = pool.width + 1
     n_corners = (pool.height + 1) * stride
     tilted = pool.tilted
+    blocks, n_blocks = integral_blocks(tilted, pool.channels)
     rows, cols, vals = [], [], []
     feature_ids = np.arange(len(pool))
     for k in range(MAX_RECTANGLES):
@@ -161,10 +178,10 @@ def _linear_map(pool: HaarFeaturePool):
         for (ux, uy, sign), (tx, ty, _) in zip(corner_weights(rect, False),
                                                corner_weights(rect, True)):
             rows.append(f)
-            cols.append(np.where(tilted[used], n_corners + ty * stride + tx,
-                                 uy * stride + ux))
+            cols.append(blocks[used] * n_corners + np.where(tilted[used], ty * stride + tx,
+                                                            uy * stride + ux))
             vals.append(sign * wt)
-    width = 2 * n_corners if tilted.any() else n_corners
+    width = n_blocks * n_corners
     matrix = scipy.sparse.coo_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(len(pool), width))
@@ -196,7 +213,15 @@ def _tilted_rows(type_name: str, width: int, height: int):
 def _cached_pool(width: int, height: int, feature_types: tuple[str, ...]) -> HaarFeaturePool:
     rects, weights, n_rects, types = [], [], [], []
     for type_name in feature_types:
-        type_index = ALL_FEATURE_TYPES.index(type_name)
+        type_index = FEATURE_KINDS.index(type_name)
+        if type_name in CHANNEL_TYPES:
+            for rect, _ in (row for row in channel_rows(width, height)
+                            if row[1] == CHANNEL_TYPES.index(type_name)):
+                rects.append([rect] + [(0, 0, 0, 0)] * (MAX_RECTANGLES - 1))
+                weights.append([1.0] + [0.0] * (MAX_RECTANGLES - 1))
+                n_rects.append(1)
+                types.append(type_index)
+            continue
         if type_name in _TILTED_LAYOUTS:
             for row, row_weights in _tilted_rows(type_name, width, height):
                 rects.append(row)
@@ -237,8 +262,10 @@ def haar_feature_pool(width: int = 19, height: int = 19,
     width, height : int
         Window size.
     feature_types : str or sequence of str, optional
-        Types of ``ALL_FEATURE_TYPES``: the five basic ones (``FEATURE_TYPES``) by
-        default; ``ALL_FEATURE_TYPES`` adds the tilted ones, after the basic ones.
+        Types of ``FEATURE_KINDS``: the five basic ones (``FEATURE_TYPES``) by
+        default; ``ALL_FEATURE_TYPES`` adds the tilted ones, after the basic ones;
+        ``CHANNEL_TYPES`` are the channel features over the gradient channels
+        (:mod:`facedetect.haar._channels`), which need a window of at least 4x4.
 
     Returns
     -------
@@ -268,10 +295,10 @@ def haar_feature_pool(width: int = 19, height: int = 19,
         feature_types = FEATURE_TYPES
     elif isinstance(feature_types, str):
         feature_types = (feature_types,)
-    unknown = set(feature_types) - set(ALL_FEATURE_TYPES)
+    unknown = set(feature_types) - set(FEATURE_KINDS)
     if unknown:
         raise ValueError(f"unknown feature type(s) {sorted(unknown)}; "
-                         f"choose from {ALL_FEATURE_TYPES}")
+                         f"choose from {FEATURE_KINDS}")
     if width < 1 or height < 1:
         raise ValueError("window size must be positive")
     return _cached_pool(int(width), int(height), tuple(feature_types))

@@ -3,7 +3,8 @@
 Each Haar feature is a fixed linear combination of at most 9 integral-image corners, so the
 whole pool is one sparse matrix ``M`` of shape ``(n_features, (H+1)*(W+1))`` and the matrix
 of raw values is ``M @ II`` with ``II`` the stacked, flattened integral images (followed by
-the tilted integral images when the pool has tilted features). The product
+the tilted integral images when the pool has tilted features, and the gradient channels'
+when it has channel features). The product
 runs in a numba kernel, parallel over features, one chunk of windows at a time so that the
 working memory stays under the caller's bound.
 """
@@ -15,6 +16,7 @@ import numpy as np
 
 from .._utils.progress import progress_bar
 
+from ._channels import stack_channel_integrals
 from ._features import HaarFeaturePool
 from ._integral import (integral_image, normalization_factors, squared_integral_image,
                        tilted_integral_image)
@@ -30,8 +32,9 @@ CACHE_CHUNK = 1024
 def _apply_linear_map(indptr, indices, data, ii_t, scale, out, col0):
     """out[f, col0:col0+n] = scale * sum_k data[k] * ii_t[indices[k], :] for every row f.
 
-    Integral images of 8-bit windows up to 64x64 are below 2**24, so float32
-    accumulation of these integer sums is exact; the scale is applied last, as OpenCV
+    Integral images of 8-bit windows up to 64x64 are below 2**24 (so are those of the
+    gradient channels, at most 2,040 a pixel), so float32 accumulation of these integer
+    sums is exact; the scale is applied last, as OpenCV
     does (raw value times float32(1/nf)).
     """
     n_rows = indptr.size - 1
@@ -140,13 +143,18 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
     bytes_per_window = n_corners * (4 + 4 + 8 + 8)
     chunk = int(max(1, min(n_windows, CACHE_CHUNK, working_memory // bytes_per_window)))
     starts = range(0, n_windows, chunk)
-    tilted = n_corners > (pool.height + 1) * (pool.width + 1)
+    tilted = bool(pool.tilted.any())
+    channels = bool((pool.channels >= 0).any())
     for start in progress_bar(starts, desc="Haar features", unit="chunk",
                               disable=not progress, leave=False):
         block = windows[start:start + chunk]
         ii = integral_image(block).reshape(len(block), -1)
+        parts = [ii]
         if tilted:   # the tilted integral's corners follow the upright ones
-            ii = np.hstack([ii, tilted_integral_image(block).reshape(len(block), -1)])
+            parts.append(tilted_integral_image(block).reshape(len(block), -1))
+        if channels:   # then the seven channels' (._channels.integral_blocks)
+            parts.append(stack_channel_integrals(block))
+        ii = np.hstack(parts) if len(parts) > 1 else ii
         ii_t = np.ascontiguousarray(ii.T, dtype=np.float32)
         scale = window_scales(block, normalize)
         _apply_linear_map(indptr, indices, data, ii_t, scale, out, start)

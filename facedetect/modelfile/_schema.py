@@ -26,6 +26,9 @@ TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "c
 CBCL_WINDOW = 19
 # The calibration maps an operating point may store (training.operating_point fits them).
 CALIBRATIONS = ("sigmoid", "isotonic")
+# The gradient channels a channel feature can sum over: facedetect.haar._channels'
+# CHANNEL_TYPES (the magnitude and six orientation bins; a test holds the two equal).
+N_CHANNELS = 7
 
 
 def digest(document: dict) -> str:
@@ -162,7 +165,8 @@ def _check_features(path, features, stumps, window):
         return
     if kind != "haar":
         fail(path, f"unknown feature kind {str(kind)[:20]!r}")
-    unknown = set(features) - {"kind", "normalization", "pool_index", "rects", "tilted"}
+    unknown = set(features) - {"kind", "normalization", "pool_index", "rects", "tilted",
+                               "channels"}
     if unknown:
         fail(path, f"unknown features field {sorted(unknown)[0][:40]!r}")
     pool_index = features.get("pool_index")
@@ -175,6 +179,7 @@ def _check_features(path, features, stumps, window):
     if not is_list(tilted, lambda v: v in (0, 1) and not isinstance(v, float),
                    len(stumps), len(stumps)):
         fail(path, "features.tilted must hold 0 or 1 per stump (1: a tilted feature)")
+    _check_channels(path, features, rects, tilted)
     width, height = window
     for i, feature in enumerate(rects):
         if not isinstance(feature, list) or not 1 <= len(feature) <= 4:
@@ -188,6 +193,20 @@ def _check_features(path, features, stumps, window):
                 fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
     if features.get("normalization") not in ("opencv-variance", "none"):
         fail(path, "features.normalization must be 'opencv-variance' or 'none'")
+
+
+def _check_channels(path, features, rects, tilted) -> None:
+    """``features.channels``: per stump the gradient channel its one rectangle sums over
+    (0..6, see :mod:`facedetect.haar._channels`), -1 for a Haar feature."""
+    if "channels" not in features:
+        return
+    channels = features["channels"]
+    if not is_list(channels, lambda v: is_int(v, -1, N_CHANNELS - 1), len(rects), len(rects)):
+        fail(path, f"features.channels must hold -1 or a channel 0..{N_CHANNELS - 1} per "
+                   "stump")
+    for i, channel in enumerate(channels):
+        if channel >= 0 and (tilted[i] or len(rects[i]) != 1):
+            fail(path, f"feature {i}: a channel feature is one upright rectangle")
 
 
 def _rect_inside(rect, width: int, height: int, tilted) -> bool:

@@ -51,7 +51,8 @@ def framing_of(training: dict | None) -> float | None:
 
 def haar_features(pool_index, pool) -> dict:
     """A model file's ``features`` section: each stump's rectangles in ``pool`` (and which
-    are tilted, where any is)."""
+    are tilted, where any is, and which gradient channel each sums over, where any is a
+    channel feature)."""
     rects = [pool.feature(int(f)) for f in pool_index]
     section = {"kind": "haar",
                "normalization": "opencv-variance", "pool_index": [int(f) for f in pool_index],
@@ -59,6 +60,9 @@ def haar_features(pool_index, pool) -> dict:
     tilted = [int(pool.tilted[int(f)]) for f in pool_index]
     if any(tilted):   # files of the basic pool stay as they were
         section["tilted"] = tilted
+    channels = [int(pool.channels[int(f)]) for f in pool_index]
+    if any(c >= 0 for c in channels):
+        section["channels"] = channels
     return section
 
 
@@ -134,6 +138,8 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
             if train_faces is not None and len(train_faces):
                 model = with_soft_rejection(model, train_faces, run.negatives.calibration,
                                             progress=run.progress, warn=run.warn)
+            if (train_faces is not None and len(train_faces)
+                    and not (model.channels >= 0).any()):   # OpenCV holds Haar features only
                 # The staged export's threshold for OpenCV's own scan (export-opencv).
                 opencv = opencv_operating_point(model, run.negatives.calibration, target,
                                                 run.progress, run.warn)

@@ -104,7 +104,8 @@ class _HeldValues:
         if feature not in self.cache:
             self.cache[feature] = haar_values(self.windows, [self.pool.feature(feature)],
                                               (self.pool.width, self.pool.height),
-                                              tilted=[self.pool.tilted[feature]])[:, 0]
+                                              tilted=[self.pool.tilted[feature]],
+                                              channels=[self.pool.channels[feature]])[:, 0]
         return self.cache[feature]
 
 

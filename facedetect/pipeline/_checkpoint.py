@@ -117,9 +117,11 @@ def remove_checkpoint(path) -> None:
 
 def saved_config(saved, config: dict):
     """A checkpoint's config as this version writes ``config``: one saved before the
-    ``tilted`` field existed trained on the basic pool (``tilted`` False)."""
-    if isinstance(saved, dict) and "tilted" in config and "tilted" not in saved:
-        return {**saved, "tilted": False}
+    ``tilted`` or ``channels`` field existed trained without them (False)."""
+    if isinstance(saved, dict):
+        for name in ("tilted", "channels"):
+            if name in config and name not in saved:
+                saved = {**saved, name: False}
     return saved
 
 

@@ -69,6 +69,10 @@ class TrainConfig:
         Add Lienhart and Maydt's tilted features (OpenCV's ``-mode ALL``) to the five
         basic types (None: with faces from the wild, :func:`resolved_window`; a cascade's
         None is off).
+    channels : bool
+        Add channel features over the gradient channels (Dollár's integral channel
+        features, :mod:`facedetect.haar._channels`): our scanner runs them, OpenCV's
+        cascade format cannot hold them (off by default).
     bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
         Hard-negative bootstrapping (see the comments below).
 
@@ -128,6 +132,9 @@ class TrainConfig:
     # photograph recipe: measured, docs/detector-training.md), not on CBCL alone, whose
     # experiments keep the paper's pool.
     tilted: bool | None = None
+    # Channel features over the gradient channels beside the Haar features: found by
+    # benchmarks/channel_probe.py; off unless asked, so the default exports to OpenCV.
+    channels: bool = False
     # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
     # scoring above ``threshold`` on the negative pictures.
     bootstrap_rounds: int = 4
@@ -191,10 +198,13 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
 
 
 def feature_types(config: TrainConfig) -> tuple[str, ...]:
-    """The Haar feature types a run trains on: the five basic ones, and the tilted ones
-    where ``config.tilted`` (None counts as off)."""
+    """The feature types a run trains on: the five basic Haar types, the tilted ones
+    where ``config.tilted`` (None counts as off), and the channel features where
+    ``config.channels``."""
+    from ..haar._channels import CHANNEL_TYPES
     from ..haar._features import ALL_FEATURE_TYPES, FEATURE_TYPES
-    return ALL_FEATURE_TYPES if config.tilted else FEATURE_TYPES
+    types = ALL_FEATURE_TYPES if config.tilted else FEATURE_TYPES
+    return types + CHANNEL_TYPES if config.channels else types
 
 
 def trains_cbcl_faces(config: TrainConfig) -> bool:
@@ -292,7 +302,7 @@ FIELD_LIMITS = {
 }
 FIELD_CHOICES = {"algorithm": ALGORITHM_CHOICES, "selection": ("root", "loss"),
                  "calibration": CALIBRATIONS, "threshold_rule": tuple(THRESHOLD_RULES)}
-FIELD_FLAGS = ("balanced", "mirror", "exact", "tilted")
+FIELD_FLAGS = ("balanced", "mirror", "exact", "tilted", "channels")
 OPTIONAL_FLAGS = ("tilted",)   # None: the recipe chooses
 
 
