@@ -25,11 +25,11 @@ from .conftest import plain_config
 
 
 def channels_by_definition(image: np.ndarray) -> np.ndarray:
-    """OpenCV's Sobel derivatives, |gx| + |gy|, and the orientation bin of the line's angle
+    """OpenCV's Sobel derivatives, (|gx| + |gy|) >> 3, and the orientation bin of the line's angle
     by an arc tangent."""
     gx = cv2.Sobel(image, cv2.CV_16S, 1, 0, ksize=3).astype(np.int64)
     gy = cv2.Sobel(image, cv2.CV_16S, 0, 1, ksize=3).astype(np.int64)
-    magnitude = np.abs(gx) + np.abs(gy)
+    magnitude = (np.abs(gx) + np.abs(gy)) >> 3
     angle = np.degrees(np.arctan2(gy, gx)) % 180.0
     bins = np.minimum((angle // (180.0 / N_ORIENTATIONS)).astype(int), N_ORIENTATIONS - 1)
     out = np.zeros((1 + N_ORIENTATIONS, *image.shape), np.int64)
@@ -46,7 +46,7 @@ def test_the_channels_are_sobels_magnitude_split_by_orientation(shape):
     if min(shape) >= 2:   # OpenCV's Sobel reflects a border of one pixel
         np.testing.assert_array_equal(gradient_channels(image), channels_by_definition(image))
     channels = gradient_channels(image)
-    assert channels.shape == (len(CHANNEL_TYPES), *shape) and channels.dtype == np.uint16
+    assert channels.shape == (len(CHANNEL_TYPES), *shape) and channels.dtype == np.uint8
     np.testing.assert_array_equal(channels[1:].sum(axis=0), channels[0])
     assert N_CHANNELS == len(CHANNEL_TYPES)
 
@@ -138,14 +138,14 @@ def test_the_scan_of_a_channel_model_equals_scoring_every_cut_out_window(channel
     expected = expected.reshape(patches.shape[:2])
     threshold = float(np.quantile(expected, 0.8))
     rows, cols = np.nonzero(expected > threshold)
-    limit = scan_module.INT32_CHANNEL_PIXELS
+    limit = scan_module.INT32_PIXELS
     for wide in (False, True):   # int32 sums, and the int64 ones of huge strips
-        scan_module.INT32_CHANNEL_PIXELS = 0 if wide else limit
+        scan_module.INT32_PIXELS = 0 if wide else limit
         try:
             xs, ys, scores = LevelScanner(channel_model, threshold, pruning=False).scan(
                 level, step=step)
         finally:
-            scan_module.INT32_CHANNEL_PIXELS = limit
+            scan_module.INT32_PIXELS = limit
         np.testing.assert_array_equal(np.sort(ys * 10_000 + xs),
                                       np.sort(rows * step * 10_000 + cols * step))
         got = dict(zip(zip(ys // step, xs // step), scores))

@@ -38,10 +38,9 @@ REJECT_MARGIN = 1e-9
 # A refined scan (``step="refine"``) looks at the step-1 windows around every coarse
 # (step-2) window that scored above threshold - REFINE_MARGIN.
 REFINE_MARGIN = 10.0
-# Strips of fewer pixels have integral sums that fit in int32 (fewer still for a model
-# with channel features: a gradient channel's pixel is at most 2,040).
+# Strips of fewer pixels have integral sums that fit in int32 (the gradient channels are
+# 8-bit too).
 INT32_PIXELS = 2 ** 31 // 255
-INT32_CHANNEL_PIXELS = 2 ** 31 // 2040
 
 
 def _stump_arrays(model):
@@ -242,7 +241,7 @@ class LevelScanner:
         from ..haar._channels import CHANNEL_TYPES, channel_integrals_into
         block = (strip.shape[0] + 1) * (strip.shape[1] + 1)
         first_channel = 1 + self.has_tilted
-        wide = strip.size >= INT32_CHANNEL_PIXELS   # the kernels' int64 build, or int32
+        wide = strip.size >= INT32_PIXELS   # the kernels' int64 build, or int32
         sums = np.empty((first_channel + len(CHANNEL_TYPES)) * block,
                         np.int64 if wide else np.int32)
         if wide:

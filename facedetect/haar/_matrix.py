@@ -33,7 +33,7 @@ def _apply_linear_map(indptr, indices, data, ii_t, scale, out, col0):
     """out[f, col0:col0+n] = scale * sum_k data[k] * ii_t[indices[k], :] for every row f.
 
     Integral images of 8-bit windows up to 64x64 are below 2**24 (so are those of the
-    gradient channels, at most 2,040 a pixel), so float32 accumulation of these integer
+    8-bit gradient channels), so float32 accumulation of these integer
     sums is exact; the scale is applied last, as OpenCV
     does (raw value times float32(1/nf)).
     """
