@@ -244,15 +244,23 @@ class LevelScanner:
         wide = strip.size >= INT32_PIXELS   # the kernels' int64 build, or int32
         sums = np.empty((first_channel + len(CHANNEL_TYPES)) * block,
                         np.int64 if wide else np.int32)
+        shape = (strip.shape[0] + 1, strip.shape[1] + 1)
         if wide:
             sq = np.empty(block, np.int64)
             _integrals(strip, sums[:block], sq)
-            turned = cv2.integral3(strip, sdepth=cv2.CV_64F)[2] if self.has_tilted else None
-        else:
-            ii, sq, turned = cv2.integral3(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-            sums[:block], sq = ii.ravel(), sq.ravel()
-        if self.has_tilted:
-            sums[block:2 * block] = turned.ravel()
+            if self.has_tilted:
+                sums[block:2 * block] = cv2.integral3(strip, sdepth=cv2.CV_64F)[2].ravel()
+        else:   # OpenCV writes the sums (and the tilted sums) in place
+            sq = np.empty(shape, np.float64)
+            upright = sums[:block].reshape(shape)
+            if self.has_tilted:
+                cv2.integral3(strip, sum=upright, sqsum=sq,
+                              tilted=sums[block:2 * block].reshape(shape),
+                              sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+            else:
+                cv2.integral2(strip, sum=upright, sqsum=sq, sdepth=cv2.CV_32S,
+                              sqdepth=cv2.CV_64F)
+            sq = sq.ravel()
         channel_integrals_into(strip, sums, first_channel * block)
         return sums, sq, strip.shape[1] + 1
 

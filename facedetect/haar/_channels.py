@@ -75,22 +75,27 @@ def _channels_kernel(image, out):
             magnitude, bin_index = _pixel(image, y, x)
             out[0, y, x] = magnitude
             out[1 + bin_index, y, x] = magnitude
-    # Two passes a row: the gradients into row buffers (a loop the compiler vectorises),
-    # then the scatter into the planes (4x faster than writing the planes in the first).
-    magnitudes = np.empty(width, np.uint8)
-    bins = np.empty(width, np.uint8)
+    # Two passes: the gradients into a magnitude and a bin image (a loop the compiler
+    # vectorises), then the scatter into the planes (3x faster than writing the planes in
+    # the first pass).
+    magnitudes = np.empty((height, width), np.uint8)
+    bins = np.empty((height, width), np.uint8)
     for y in range(1, height - 1):
-        above, here, below = image[y - 1], image[y], image[y + 1]
         for x in range(1, width - 1):
-            a, b, c = np.int32(above[x - 1]), np.int32(above[x]), np.int32(above[x + 1])
-            g, h, i = np.int32(below[x - 1]), np.int32(below[x]), np.int32(below[x + 1])
-            gx = (c + 2 * np.int32(here[x + 1]) + i) - (a + 2 * np.int32(here[x - 1]) + g)
+            a = np.int32(image[y - 1, x - 1])
+            b = np.int32(image[y - 1, x])
+            c = np.int32(image[y - 1, x + 1])
+            g = np.int32(image[y + 1, x - 1])
+            h = np.int32(image[y + 1, x])
+            i = np.int32(image[y + 1, x + 1])
+            gx = (c + 2 * np.int32(image[y, x + 1]) + i) - (a + 2 * np.int32(image[y, x - 1]) + g)
             gy = (g + 2 * h + i) - (a + 2 * b + c)
-            magnitudes[x] = (abs(gx) + abs(gy)) >> SHIFT
-            bins[x] = _bin(gx, gy)
+            magnitudes[y, x] = (abs(gx) + abs(gy)) >> SHIFT
+            bins[y, x] = _bin(gx, gy)
+    for y in range(1, height - 1):
         for x in range(1, width - 1):
-            out[0, y, x] = magnitudes[x]
-            out[1 + bins[x], y, x] = magnitudes[x]
+            out[0, y, x] = magnitudes[y, x]
+            out[1 + bins[y, x], y, x] = magnitudes[y, x]
 
 
 def gradient_channels(image: np.ndarray) -> np.ndarray:
