@@ -60,3 +60,17 @@ def test_a_refused_cost_is_said_as_its_flag_before_any_work(argv, flag, capsys, 
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and flag in err[0], err
     assert not any(tmp_path.iterdir())
+
+
+def test_a_plan_changed_after_it_was_checked_is_checked_again(toy_cbcl_dir):
+    from facedetect.costs import InvalidCost
+    from facedetect.pipeline._plan import plan_training
+    from facedetect.pipeline._train import train_detector
+
+    from .conftest import plain_config
+    plan = plan_training(plain_config((1, 10), 2), str(toy_cbcl_dir), faces=None)
+    assert plan.is_checked()
+    plan.config.cost = (1, 1e9)   # TrainConfig is mutable: the run fits without re-checks
+    assert not plan.is_checked()
+    with pytest.raises(InvalidCost, match="ratio"):
+        train_detector(plan, progress=False)

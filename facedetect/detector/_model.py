@@ -410,7 +410,7 @@ def haar_values(windows: np.ndarray, features, window, normalize: bool = True,
     ii = integral_image(windows)
     turned = tilted_integral_image(windows) if tilted.any() else None
     gradients = (stack_channel_integrals(windows).reshape(
-        len(windows), -1, height + 1, width + 1) if (channels >= 0).any() else None)
+        len(windows), 7, height + 1, width + 1) if (channels >= 0).any() else None)
     values = np.zeros((len(windows), len(features)), dtype=np.float32)
     for t, feature in enumerate(features):
         table = (turned if tilted[t] else ii if channels[t] < 0

@@ -229,5 +229,8 @@ def stack_channel_integrals(windows: np.ndarray) -> np.ndarray:
     """``(N, 7 * (H+1) * (W+1))`` int64: each window's seven channel integral images,
     flattened one after another (the feature matrix's channel blocks)."""
     from ._integral import integral_image
+    if not len(windows):
+        block = (windows.shape[1] + 1) * (windows.shape[2] + 1)
+        return np.zeros((0, len(CHANNEL_TYPES) * block), np.int64)
     channels = np.concatenate([gradient_channels(window) for window in windows])
     return integral_image(channels).reshape(len(windows), -1)

@@ -29,6 +29,7 @@ CALIBRATIONS = ("sigmoid", "isotonic")
 # The gradient channels a channel feature can sum over: facedetect.haar._channels'
 # CHANNEL_TYPES (the magnitude and six orientation bins; a test holds the two equal).
 N_CHANNELS = 7
+CHANNEL_BORDER = 1   # and the pixels a channel rectangle keeps off the window's border
 
 
 def digest(document: dict) -> str:
@@ -179,7 +180,6 @@ def _check_features(path, features, stumps, window):
     if not is_list(tilted, lambda v: v in (0, 1) and not isinstance(v, float),
                    len(stumps), len(stumps)):
         fail(path, "features.tilted must hold 0 or 1 per stump (1: a tilted feature)")
-    _check_channels(path, features, rects, tilted)
     width, height = window
     for i, feature in enumerate(rects):
         if not isinstance(feature, list) or not 1 <= len(feature) <= 4:
@@ -191,22 +191,33 @@ def _check_features(path, features, stumps, window):
                 fail(path, f"feature {i} has a malformed rectangle {str(rect)[:60]}")
             if not _rect_inside(rect, width, height, tilted[i]):
                 fail(path, f"feature {i} has a rectangle outside the window: {rect!r}")
+    _check_channels(path, features, rects, tilted, window)
     if features.get("normalization") not in ("opencv-variance", "none"):
         fail(path, "features.normalization must be 'opencv-variance' or 'none'")
 
 
-def _check_channels(path, features, rects, tilted) -> None:
+def _check_channels(path, features, rects, tilted, window) -> None:
     """``features.channels``: per stump the gradient channel its one rectangle sums over
-    (0..6, see :mod:`facedetect.haar._channels`), -1 for a Haar feature."""
+    (0..6, see :mod:`facedetect.haar._channels`), -1 for a Haar feature. A channel
+    rectangle keeps off the window's border, where a window cut out and the same window
+    scanned in a picture would have different gradients."""
     if "channels" not in features:
         return
     channels = features["channels"]
     if not is_list(channels, lambda v: is_int(v, -1, N_CHANNELS - 1), len(rects), len(rects)):
         fail(path, f"features.channels must hold -1 or a channel 0..{N_CHANNELS - 1} per "
                    "stump")
+    width, height = window
     for i, channel in enumerate(channels):
-        if channel >= 0 and (tilted[i] or len(rects[i]) != 1):
+        if channel < 0:
+            continue
+        if tilted[i] or len(rects[i]) != 1:
             fail(path, f"feature {i}: a channel feature is one upright rectangle")
+        x, y, w, h, _ = rects[i][0]
+        if not (x >= CHANNEL_BORDER and y >= CHANNEL_BORDER
+                and x + w <= width - CHANNEL_BORDER and y + h <= height - CHANNEL_BORDER):
+            fail(path, f"feature {i}: a channel rectangle must keep {CHANNEL_BORDER} pixel "
+                       f"off the window's border, got {rects[i][0]!r}")
 
 
 def _rect_inside(rect, width: int, height: int, tilted) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +63,13 @@ class TrainPlan:
     train: np.ndarray
     held: np.ndarray
     calibration: np.ndarray
+    # The config as it was checked: a config changed since (it is a mutable object) is
+    # checked again before the run fits its estimators without their own checks.
+    checked: dict | None = field(default=None, repr=False, compare=False)
+
+    def is_checked(self) -> bool:
+        """Whether ``config`` is still the configuration the plan checked."""
+        return self.checked is not None and self.config.as_dict() == self.checked
 
     def faces_line(self) -> str:
         """What the run does with the faces from the wild, in one line."""
@@ -149,7 +156,8 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
         config = replace(config, grain=0.0, posterize=0.0)
     if config.bootstrap_rounds and negatives is None:
         raise FacedetectError("bootstrapping needs negative pictures")
-    return TrainPlan(config, cbcl, faces, negatives, train, held, calibration)
+    return TrainPlan(config, cbcl, faces, negatives, train, held, calibration,
+                     checked=config.as_dict())
 
 
 def _cbcl(data):

@@ -24,7 +24,8 @@ from ..training._boosting import TrainingState
 from ._augment import degraded_negatives
 from ._assemble import Split, assemble_model, with_image_point
 from ._checkpoint import RunState, load_checkpoint, remove_checkpoint
-from ._config import (TrainConfig, calibration_indices, calibrates_on_wild_faces, feature_types,
+from ._config import (TrainConfig, calibration_indices, calibrates_on_wild_faces, check_config,
+                     feature_types,
                      split_indices, training_windows, trains_cbcl_faces)
 from ._plan import BEFORE_TRAINING, FIND, TrainPlan, plan_training
 from ._run import Run, boost_stage, estimator_from_state, mine_stage
@@ -149,6 +150,8 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
         check_output(out)   # before hours of training, not after
     plan = config if isinstance(config, TrainPlan) else plan_training(
         config, data, faces=faces, negatives=negatives, warn=options.warn, progress=progress)
+    if not plan.is_checked():   # changed since it was planned, or built by hand
+        check_config(plan.config)
     config, cbcl, faces, negatives = plan.config, plan.cbcl, plan.faces, plan.negatives
     train, held, calibration = plan.train, plan.held, plan.calibration
     run = _new_run(config, cbcl, negatives, faces, out, progress, options)
