@@ -17,6 +17,7 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
 import time
 
 from .common import machine, write_results
@@ -82,7 +83,9 @@ def summary(stops: list[tuple[str, str]]) -> dict:
 
 
 def main() -> None:
-    out = os.path.join("data", "models", "cost_trace.json")
+    # the traced runs' models go to a folder of their own, never over a user's file
+    folder = tempfile.TemporaryDirectory(prefix="cost_trace-")
+    out = os.path.join(folder.name, "model.json")
     runs = {"window classifier (--no-wild-faces --no-bootstrap --rounds 2)":
             ["--no-wild-faces", "--no-bootstrap", "--rounds", "2"],
             "default recipe, tiny (--rounds 3 --bootstrap-rounds 1 --stage-rounds 2)":
@@ -98,6 +101,7 @@ def main() -> None:
                   f"{len(row['returns'])} returns ({', '.join(row['returns']) or 'none'}), "
                   f"{row['cost_checks']} cost check", "", *(f"1. `{s}`" for s in row["stops"]),
                   ""]
+    folder.cleanup()
     write_results("cost_trace", results, "\n".join(lines))
     print("\n".join(lines))
 

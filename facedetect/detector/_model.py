@@ -14,7 +14,7 @@ import numpy as np
 
 from ..haar import integral_image, squared_integral_image
 from ..haar._features import corner_weights
-from ..haar._channels import stack_channel_integrals
+from ..haar._channels import CHANNEL_TYPES, stack_channel_integrals
 from ..haar._integral import normalization_factors, tilted_integral_image
 from ..modelfile._io import calibrated_probability, load_document, reseal, save_document
 
@@ -410,7 +410,7 @@ def haar_values(windows: np.ndarray, features, window, normalize: bool = True,
     ii = integral_image(windows)
     turned = tilted_integral_image(windows) if tilted.any() else None
     gradients = (stack_channel_integrals(windows).reshape(
-        len(windows), 7, height + 1, width + 1) if (channels >= 0).any() else None)
+        len(windows), len(CHANNEL_TYPES), height + 1, width + 1) if (channels >= 0).any() else None)
     values = np.zeros((len(windows), len(features)), dtype=np.float32)
     for t, feature in enumerate(features):
         table = (turned if tilted[t] else ii if channels[t] < 0

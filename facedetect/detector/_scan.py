@@ -22,7 +22,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..haar._channels import integral_blocks
+from ..haar._channels import CHANNEL_TYPES, channel_integrals_into, integral_blocks
 from ..haar._features import corner_weights
 from ._scan_kernels import (
     _integrals,
@@ -41,6 +41,7 @@ REFINE_MARGIN = 10.0
 # Strips of fewer pixels have integral sums that fit in int32 (the gradient channels are
 # 8-bit too).
 INT32_PIXELS = 2 ** 31 // 255
+N_CHANNELS = len(CHANNEL_TYPES)
 
 
 def _stump_arrays(model):
@@ -213,55 +214,35 @@ class LevelScanner:
         """Integral images of the level rows that windows ``first <= y < row_stop`` cover:
         ``(sums, squared sums, stride)``, the sums followed by the tilted sums for a
         model with tilted features (as OpenCV's Haar evaluator keeps them), then the
-        gradient channels' for a model with channel features."""
+        gradient channels' for a model with channel features (the strip's channels are
+        those of the windows inside it: a channel feature keeps off the window's border,
+        where the strip's own border would change the gradient)."""
         strip = np.ascontiguousarray(level[first:row_stop - 1 + self.window[1]])
-        if self.has_channels:
-            return self._channel_strip_integrals(strip)
-        if strip.size < INT32_PIXELS:
-            # OpenCV's integral images: int32 sums (half the memory traffic) and float64
-            # squared sums, exact below 2**53 as the int64 ones are.
-            if self.has_tilted:
-                ii, sq, turned = cv2.integral3(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-                return (np.concatenate([ii.ravel(), turned.ravel()]), sq.ravel(),
-                        strip.shape[1] + 1)
-            ii, sq = cv2.integral2(strip, sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-            return ii.ravel(), sq.ravel(), strip.shape[1] + 1
-        ii = np.empty((strip.shape[0] + 1) * (strip.shape[1] + 1), np.int64)
-        sq = np.empty(ii.size, np.int64)
-        _integrals(strip, ii, sq)
-        if self.has_tilted:
-            turned = cv2.integral3(strip, sdepth=cv2.CV_64F)[2].astype(np.int64)
-            ii = np.concatenate([ii, turned.ravel()])
-        return ii, sq, strip.shape[1] + 1
-
-    def _channel_strip_integrals(self, strip):
-        """:meth:`_strip_integrals` for a model with channel features: the channels of
-        the strip are those of the windows inside it (a channel feature keeps off the
-        window's border, where the strip's own border would change the gradient)."""
-        from ..haar._channels import CHANNEL_TYPES, channel_integrals_into
-        block = (strip.shape[0] + 1) * (strip.shape[1] + 1)
-        first_channel = 1 + self.has_tilted
-        wide = strip.size >= INT32_PIXELS   # the kernels' int64 build, or int32
-        sums = np.empty((first_channel + len(CHANNEL_TYPES)) * block,
-                        np.int64 if wide else np.int32)
         shape = (strip.shape[0] + 1, strip.shape[1] + 1)
-        if wide:
+        block = shape[0] * shape[1]
+        first_channel = 1 + self.has_tilted
+        blocks = first_channel + N_CHANNELS * self.has_channels
+        if strip.size < INT32_PIXELS:
+            # OpenCV's integral images, written in place: int32 sums (half the memory
+            # traffic) and float64 squared sums, exact below 2**53 as the int64 ones are.
+            sums = np.empty(blocks * block, np.int32)
+            sq = np.empty(shape, np.float64)
+            if self.has_tilted:
+                cv2.integral3(strip, sum=sums[:block].reshape(shape), sqsum=sq,
+                              tilted=sums[block:2 * block].reshape(shape),
+                              sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+            else:
+                cv2.integral2(strip, sum=sums[:block].reshape(shape), sqsum=sq,
+                              sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+            sq = sq.ravel()
+        else:
+            sums = np.empty(blocks * block, np.int64)
             sq = np.empty(block, np.int64)
             _integrals(strip, sums[:block], sq)
             if self.has_tilted:
                 sums[block:2 * block] = cv2.integral3(strip, sdepth=cv2.CV_64F)[2].ravel()
-        else:   # OpenCV writes the sums (and the tilted sums) in place
-            sq = np.empty(shape, np.float64)
-            upright = sums[:block].reshape(shape)
-            if self.has_tilted:
-                cv2.integral3(strip, sum=upright, sqsum=sq,
-                              tilted=sums[block:2 * block].reshape(shape),
-                              sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-            else:
-                cv2.integral2(strip, sum=upright, sqsum=sq, sdepth=cv2.CV_32S,
-                              sqdepth=cv2.CV_64F)
-            sq = sq.ravel()
-        channel_integrals_into(strip, sums, first_channel * block)
+        if self.has_channels:
+            channel_integrals_into(strip, sums, first_channel * block)
         return sums, sq, strip.shape[1] + 1
 
     def _stumps(self, image):
