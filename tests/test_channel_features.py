@@ -1,8 +1,8 @@
 """Channel features over the gradient channels (Dollár's integral channel features): the
-channels against OpenCV's Sobel and an arc tangent, the pool's rectangles inside the
-border, the feature matrix against summing the pixels and the scanner's arithmetic, a
-trained model's scan against every cut-out window, its file, its flag, and its export
-refused."""
+channels against Sobel derivatives summed by hand, OpenCV's Sobel and an arc tangent, the
+pool's rectangles inside the border, the feature matrix against summing the pixels and the
+scanner's arithmetic, a trained model's scan against every cut-out window, its file, its
+flag, and its export refused."""
 
 from __future__ import annotations
 
@@ -24,10 +24,14 @@ from .conftest import plain_config
 
 
 def channels_by_definition(image: np.ndarray) -> np.ndarray:
-    """OpenCV's Sobel derivatives, (|gx| + |gy|) >> 3, and the orientation bin of the line's angle
-    by an arc tangent."""
-    gx = cv2.Sobel(image, cv2.CV_16S, 1, 0, ksize=3).astype(np.int64)
-    gy = cv2.Sobel(image, cv2.CV_16S, 0, 1, ksize=3).astype(np.int64)
+    """The 3x3 Sobel derivatives summed by hand over a border reflected as OpenCV's
+    BORDER_REFLECT_101 (numpy's "reflect"), (|gx| + |gy|) >> 3, and the orientation bin of
+    the line's angle by an arc tangent."""
+    p = np.pad(image.astype(np.int64), 1, mode="reflect")
+    column = p[:-2] + 2 * p[1:-1] + p[2:]           # smoothed down the rows
+    row = p[:, :-2] + 2 * p[:, 1:-1] + p[:, 2:]     # smoothed along the rows
+    gx = column[:, 2:] - column[:, :-2]
+    gy = row[2:] - row[:-2]
     magnitude = (np.abs(gx) + np.abs(gy)) >> 3
     angle = np.degrees(np.arctan2(gy, gx)) % 180.0
     bins = np.minimum((angle // (180.0 / N_ORIENTATIONS)).astype(int), N_ORIENTATIONS - 1)
@@ -38,12 +42,15 @@ def channels_by_definition(image: np.ndarray) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("shape", [(24, 24), (7, 31), (2, 2), (1, 5)])
+@pytest.mark.parametrize("shape", [(24, 24), (7, 31), (2, 2), (1, 5), (61, 83)])
 def test_the_channels_are_sobels_magnitude_split_by_orientation(shape):
     rng = np.random.default_rng(shape[0] * 100 + shape[1])
     image = rng.integers(0, 256, shape).astype(np.uint8)
-    if min(shape) >= 2:   # OpenCV's Sobel reflects a border of one pixel
+    if min(shape) >= 2:   # a border of one pixel reflected
         np.testing.assert_array_equal(gradient_channels(image), channels_by_definition(image))
+        gx = cv2.Sobel(image, cv2.CV_16S, 1, 0).astype(np.int64)   # and OpenCV's own
+        gy = cv2.Sobel(image, cv2.CV_16S, 0, 1).astype(np.int64)
+        np.testing.assert_array_equal(gradient_channels(image)[0], (abs(gx) + abs(gy)) >> 3)
     channels = gradient_channels(image)
     assert channels.shape == (len(CHANNEL_TYPES), *shape) and channels.dtype == np.uint8
     np.testing.assert_array_equal(channels[1:].sum(axis=0), channels[0])
