@@ -221,9 +221,15 @@ def test_the_channels_flag_and_field_agree():
     from facedetect.cli._main import build_parser
     from facedetect.pipeline._config import TrainConfig, check_config, feature_types
     parser = build_parser()
-    for flags, expected in (([], False), (["--channels"], True), (["--no-channels"], False)):
+    for flags, expected in (([], None), (["--channels"], True), (["--no-channels"], False)):
         assert parser.parse_args(["train", *flags]).channels is expected
     with pytest.raises(FacedetectError, match="channels"):
         check_config(TrainConfig(channels="yes"))
+    # None: the recipe's choice, on with faces from the wild, off on CBCL alone
+    from facedetect.pipeline._config import resolved_window
+    assert resolved_window(TrainConfig(), wild_faces=True).channels is True
+    assert resolved_window(TrainConfig(), wild_faces=False).channels is False
+    assert resolved_window(TrainConfig(channels=False), wild_faces=True).channels is False
+    assert feature_types(TrainConfig()) == FEATURE_TYPES
     assert feature_types(TrainConfig(channels=True)) == FEATURE_TYPES + CHANNEL_TYPES
     assert len(feature_types(TrainConfig(tilted=True, channels=True))) == 18

@@ -481,6 +481,9 @@ def test_a_cascade_learns_from_the_faces_too_and_samples_its_positives(small_cbc
     assert config.grain > 0 and model.document["training"]["config"]["grain"] == 0.0
     assert model.document["training"]["config"]["posterize"] == 0.0
     assert "grain" not in model.document["training"]["wild_faces"]
+    # nor channel features, which OpenCV cannot run: a cascade is trained to export
+    assert config.channels is None and model.document["training"]["config"]["channels"] is False
+    assert not (model.channels >= 0).any()
 
 
 def test_short_mining_stages_still_end_in_a_model_of_the_full_rounds(small_cbcl):

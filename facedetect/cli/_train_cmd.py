@@ -65,12 +65,12 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
                        help="add tilted Haar features (Lienhart and Maydt's, OpenCV's -mode "
                             "ALL) to the five basic types (default: on with faces from the "
                             "wild, off on CBCL alone and for --stages)")
-    group.add_argument("--channels", action=argparse.BooleanOptionalAction,
-                       default=RECIPE.channels,
+    group.add_argument("--channels", action=argparse.BooleanOptionalAction, default=None,
                        help="add channel features over the gradient magnitude and six "
                             "orientation channels (Dollar's integral channel features): "
-                            "run by detect, not by OpenCV, so export-opencv refuses the "
-                            "model (default: off)")
+                            "run by detect, not by OpenCV, so export-opencv needs a model "
+                            "trained with --no-channels (default: on with faces from the "
+                            "wild, off on CBCL alone and for --stages)")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz (default: $FACEDETECT_DATA, "
                                       "./data/cbcl, the user cache)")
     group.add_argument("--holdout", type=field_type("holdout"), default=RECIPE.holdout,

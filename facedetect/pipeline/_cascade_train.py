@@ -209,8 +209,10 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     options = options or RunOptions()
     check_config(config)
     # A cascade's faces are not grained nor posterised, so its record says none whatever
-    # the one-stage recipe's default is; its pool is the basic one unless tilted is asked.
-    config = replace(config, grain=0.0, posterize=0.0, tilted=bool(config.tilted))
+    # the one-stage recipe's default is; its pool is the basic one unless tilted or channel
+    # features are asked for.
+    config = replace(config, grain=0.0, posterize=0.0, tilted=bool(config.tilted),
+                     channels=bool(config.channels))
     cascade.check()
     options.check()
     if negatives is None or not negatives.mining:

@@ -69,10 +69,11 @@ class TrainConfig:
         Add Lienhart and Maydt's tilted features (OpenCV's ``-mode ALL``) to the five
         basic types (None: with faces from the wild, :func:`resolved_window`; a cascade's
         None is off).
-    channels : bool
+    channels : bool or None
         Add channel features over the gradient channels (Dollár's integral channel
         features, :mod:`facedetect.haar._channels`): our scanner runs them, OpenCV's
-        cascade format cannot hold them (off by default).
+        cascade format cannot hold them (None: with faces from the wild,
+        :func:`resolved_window`; a cascade's None is off).
     bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
         Hard-negative bootstrapping (see the comments below).
 
@@ -132,9 +133,11 @@ class TrainConfig:
     # photograph recipe: measured, docs/detector-training.md), not on CBCL alone, whose
     # experiments keep the paper's pool.
     tilted: bool | None = None
-    # Channel features over the gradient channels beside the Haar features: found by
-    # benchmarks/channel_probe.py; off unless asked, so the default exports to OpenCV.
-    channels: bool = False
+    # Channel features over the gradient channels beside the Haar features; None: with
+    # faces from the wild (found by benchmarks/channel_probe.py, measured on held-out data:
+    # docs/detector-training.md), not on CBCL alone (the paper's pool) nor for a cascade,
+    # which is trained to export to OpenCV.
+    channels: bool | None = None
     # Hard-negative bootstrapping: K retrainings, each after mining up to ``limit`` windows
     # scoring above ``threshold`` on the negative pictures.
     bootstrap_rounds: int = 4
@@ -183,6 +186,8 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     2.2
     >>> config.tilted, resolved_window(TrainConfig(), wild_faces=True).tilted
     (False, True)
+    >>> config.channels, resolved_window(TrainConfig(), wild_faces=True).channels
+    (False, True)
     """
     window = tuple(config.window or (WILD_WINDOW if wild_faces else (CBCL_WINDOW,) * 2))
     if window[0] != window[1]:
@@ -194,13 +199,15 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
                               f"the wild: CBCL's faces span {FRAMING:g} (use a 19x19 window "
                               "or give the faces)")
     tilted = wild_faces if config.tilted is None else config.tilted
-    return replace(config, window=window, framing=float(framing), tilted=bool(tilted))
+    channels = wild_faces if config.channels is None else config.channels
+    return replace(config, window=window, framing=float(framing), tilted=bool(tilted),
+                   channels=bool(channels))
 
 
 def feature_types(config: TrainConfig) -> tuple[str, ...]:
     """The feature types a run trains on: the five basic Haar types, the tilted ones
-    where ``config.tilted`` (None counts as off), and the channel features where
-    ``config.channels``."""
+    where ``config.tilted``, and the channel features where ``config.channels`` (None
+    counts as off for both)."""
     from ..haar._channels import CHANNEL_TYPES
     from ..haar._features import ALL_FEATURE_TYPES, FEATURE_TYPES
     types = ALL_FEATURE_TYPES if config.tilted else FEATURE_TYPES
@@ -303,7 +310,7 @@ FIELD_LIMITS = {
 FIELD_CHOICES = {"algorithm": ALGORITHM_CHOICES, "selection": ("root", "loss"),
                  "calibration": CALIBRATIONS, "threshold_rule": tuple(THRESHOLD_RULES)}
 FIELD_FLAGS = ("balanced", "mirror", "exact", "tilted", "channels")
-OPTIONAL_FLAGS = ("tilted",)   # None: the recipe chooses
+OPTIONAL_FLAGS = ("tilted", "channels")   # None: the recipe chooses
 
 
 def check_field(name: str, value):
