@@ -135,7 +135,8 @@ def windows_for_probe(faces_used: int, seed: int):
                              framing=2.2, calibrate=True)
     rng = np.random.default_rng(seed)
     train_faces = split.train[np.sort(rng.choice(len(split.train), faces_used, replace=False))]
-    model = facedetect.load_model("default")
+    # the Haar model that mined the recorded probes (the default until channel features)
+    model = facedetect.load_model("haar")
     threshold = MINING_THRESHOLD
     hard = hard_negatives(model, mining, faces_used // 2, seed, threshold)
     easy = random_windows(mining, faces_used - len(hard), seed, WINDOW)

@@ -103,7 +103,8 @@ def stumps_per_window(model, threshold: float, pictures: int = 30) -> dict:
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="default")
+    # what export-opencv default writes: the default's Haar companion (OPENCV_FORMS)
+    parser.add_argument("--model", default="haar")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dev", default=str(Path(__file__).resolve().parents[2] / "shared"
                                              / "datasets" / "mit-cmu-dev"))

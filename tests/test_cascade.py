@@ -55,7 +55,7 @@ def cascade(photo):
     # Sums of a few stumps take few values, many windows share the median: each stage's
     # threshold goes halfway to the next value up, so that no window ties with it (OpenCV
     # compares in float32, we in float64).
-    plain = HaarDetectorModel.load(shipped_model_path())
+    plain = HaarDetectorModel.load(shipped_model_path("haar"))
     scores = plain.running_scores(photo_windows(photo, plain.window))
     first = _between_values(scores[:, 9])
     second = _between_values((scores[:, 49] - scores[:, 9])[scores[:, 9] > first])
@@ -72,7 +72,7 @@ def _between_values(sums: np.ndarray) -> float:
 def test_stage_sums_restart_and_earlier_stages_reject(cascade, photo):
     windows = photo_windows(photo, cascade.window, step=5)
     scores = cascade.running_scores(windows)
-    plain = HaarDetectorModel.load(shipped_model_path()).running_scores(windows)
+    plain = HaarDetectorModel.load(shipped_model_path("haar")).running_scores(windows)
     # Stage 2's running sums are the plain sums less the plain sum after stage 1.
     np.testing.assert_allclose(scores[:, 10:50], plain[:, 10:50] - plain[:, [9]], atol=1e-9)
     decision = cascade.decision_function(windows)
@@ -140,7 +140,7 @@ def opencv_row_loop(model, level, step: int, threshold: float,
 @pytest.mark.parametrize("contrast", ["photograph", "faint"])
 def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, photo, stages,
                                                                  contrast):
-    model = cascade if stages == "cascade" else HaarDetectorModel.load(shipped_model_path())
+    model = cascade if stages == "cascade" else HaarDetectorModel.load(shipped_model_path("haar"))
     threshold = cascade.threshold if stages == "cascade" else -5.0
     level = np.ascontiguousarray(photo[100:220, 120:300]).astype(np.float64)
     if contrast == "faint":   # the same picture at a fifth of its contrast: sd mostly < 10

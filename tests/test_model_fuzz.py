@@ -33,7 +33,7 @@ def shipped_document():
     document = json.loads(SHIPPED.read_text())
     # A short model keeps each example fast; every field keeps its shape.
     document["stumps"] = document["stumps"][:12]
-    for name in ("rects", "pool_index", "tilted"):
+    for name in ("rects", "pool_index", "tilted", "channels"):
         if name in document["features"]:
             document["features"][name] = document["features"][name][:12]
     document["detection"]["rejection"]["thresholds"] = \

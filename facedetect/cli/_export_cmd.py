@@ -17,7 +17,9 @@ def add_parser(subparsers) -> None:
                     "one-stage model with learnt rejection is cut into stages at its "
                     "rejection levels, with the threshold chosen at training for "
                     "detectMultiScale's defaults (scale 1.1, 3 neighbours).")
-    parser.add_argument("model", help="model file, or 'default' for the shipped model")
+    parser.add_argument("model", help="model file, or a shipped model: 'default' writes its "
+                                      "Haar companion 'haar' (OpenCV cannot run channel "
+                                      "features)")
     parser.add_argument("out", help="XML file to write")
     parser.add_argument("--threshold", type=finite_float,
                         help="the last stage's threshold: the detection threshold to bake "
@@ -30,10 +32,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..detector._api import load_model
+    from ..detector._api import OPENCV_FORMS, load_model
     from ..detector._multiscale import box_mapping
     from ..detector._staging import exported_form
-    model = load_model(args.model)
+    companion = OPENCV_FORMS.get(args.model) if not Path(args.model).exists() else None
+    model = load_model(companion or args.model)
     out = check_writable(args.out, "out")
     if Path(args.model).is_file() and Path(out).resolve() == Path(args.model).resolve():
         raise FacedetectError(f"out {args.out} is the model file itself: name another file")
@@ -41,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
     export_opencv(exported, out, threshold)
     stages = len(exported.stages) if exported.stages else 1
     scale, shift = box_mapping(model)
+    if companion:
+        print(f"{args.model} has channel features, which OpenCV cannot run: exporting the "
+              f"shipped '{companion}' model, its recipe on Haar features only")
     print(f"wrote {out}: {stages} stage{'s' if stages > 1 else ''} of {exported.n_stumps} "
           f"stumps in all, last stage threshold {threshold:g}; face box: the window "
           f"scaled by {scale:g} about its centre, moved down {shift:g} of its side")

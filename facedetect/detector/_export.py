@@ -99,8 +99,8 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
     if (model.channels >= 0).any():
         raise FacedetectError(
             "OpenCV's cascade format holds Haar features only, and this model has "
-            "channel features (trained with --channels): train with --no-channels for a "
-            "model OpenCV can run")
+            "channel features (the recipe adds them with faces from the wild): train with "
+            "--no-channels for a model OpenCV can run, or export the shipped 'haar' model")
     stages = model.stages or [(model.n_stumps, stage_threshold)]
     bounds = np.concatenate([[0], np.cumsum([n for n, _ in stages])])
     stage_xml = [_stage_xml(model, int(bounds[k]), int(bounds[k + 1]),
@@ -153,7 +153,7 @@ def export_opencv(model, path, stage_threshold: float = 0.0):
     >>> from pathlib import Path
     >>> from facedetect.detector._model import HaarDetectorModel
     >>> model = HaarDetectorModel.load(
-    ...     importlib.resources.files("facedetect") / "models" / "default.json")
+    ...     importlib.resources.files("facedetect") / "models" / "haar.json")
     >>> path = export_opencv(model, Path(tempfile.mkdtemp()) / "cascade.xml")
     >>> cv2.CascadeClassifier(str(path)).empty()
     False

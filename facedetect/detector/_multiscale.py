@@ -111,7 +111,7 @@ class Detections:
     (4, True)
     >>> best = max(found, key=lambda face: face.score)   # one record per face
     >>> [int(v) for v in best.box]
-    [159, 59, 130, 130]
+    [156, 57, 135, 135]
     """
 
     boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
@@ -448,7 +448,7 @@ def detect_faces(grey: np.ndarray, model, params: DetectionParams | None = None,
     >>> found = detect_faces(to_grey(Image.fromarray(data.astronaut())), model,
     ...                      params_for(model))
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [159, 59, 130, 130]
+    [156, 57, 135, 135]
     """
     params = params or DetectionParams()
     if not checked:
