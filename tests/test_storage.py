@@ -31,6 +31,28 @@ def test_compact_features_are_the_bins_of_the_feature_matrix(windows_and_labels)
     assert stored.chunk_rows is None
 
 
+@pytest.mark.parametrize("types", ["type-2-x", ("type-2-x", "tilted-2-y",
+                                                 "channel-gradient", "channel-orientation-60")])
+def test_windows_prepared_once_give_the_feature_matrix_bit_for_bit(types):
+    # the integral images computed once (a memory setting they fit in) or per block (one
+    # they do not), against the feature matrix of each block's pool
+    from facedetect.haar._matrix import PreparedWindows
+    windows = np.random.default_rng(4).integers(0, 256, (1500, 24, 24), dtype=np.uint8)
+    pool = haar_feature_pool(24, 24, types)
+    prepared = PreparedWindows(windows, pool)
+    assert len(prepared.chunks) == 2       # 1,024 windows a chunk
+    for start, stop in ((0, 100), (len(pool) - 300, len(pool)), (17, 18)):
+        expected = feature_matrix(windows, pool.subset(np.arange(start, stop)),
+                                  progress=False).T
+        np.testing.assert_array_equal(prepared.features(start, stop), expected)
+    small = PreparedWindows.nbytes(len(windows), pool) * 4 - 1    # just too small
+    assert small > 64 * len(windows) * 5 * 8                        # still a block
+    once = compact_features(windows, pool, 2**30, progress=False)
+    per_block = compact_features(windows, pool, small, progress=False)
+    np.testing.assert_array_equal(once.bins, per_block.bins)
+    np.testing.assert_array_equal(once.edges, per_block.edges)
+
+
 def test_spilled_features_train_the_same_model(windows_and_labels):
     windows, labels = windows_and_labels
     pool = haar_feature_pool(19, 19)

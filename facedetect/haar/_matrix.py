@@ -143,19 +143,72 @@ def feature_matrix(windows: np.ndarray, pool: HaarFeaturePool, *, normalize: boo
     bytes_per_window = n_corners * (4 + 4 + 8 + 8)
     chunk = int(max(1, min(n_windows, CACHE_CHUNK, working_memory // bytes_per_window)))
     starts = range(0, n_windows, chunk)
-    tilted = bool(pool.tilted.any())
-    channels = bool((pool.channels >= 0).any())
     for start in progress_bar(starts, desc="Haar features", unit="chunk",
                               disable=not progress, leave=False):
         block = windows[start:start + chunk]
-        ii = integral_image(block).reshape(len(block), -1)
-        parts = [ii]
-        if tilted:   # the tilted integral's corners follow the upright ones
-            parts.append(tilted_integral_image(block).reshape(len(block), -1))
-        if channels:   # then the seven channels' (._channels.integral_blocks)
-            parts.append(stack_channel_integrals(block))
-        ii = np.hstack(parts) if len(parts) > 1 else ii
-        ii_t = np.ascontiguousarray(ii.T, dtype=np.float32)
-        scale = window_scales(block, normalize)
-        _apply_linear_map(indptr, indices, data, ii_t, scale, out, start)
+        ii_t = _integrals_t(block, pool)
+        _apply_linear_map(indptr, indices, data, ii_t, window_scales(block, normalize), out,
+                          start)
     return out.T
+
+
+def _integrals_t(windows: np.ndarray, pool: HaarFeaturePool) -> np.ndarray:
+    """``(corners, N)`` float32: the windows' stacked integral images, in the columns of
+    ``pool.linear_map()``."""
+    parts = [integral_image(windows).reshape(len(windows), -1)]
+    if pool.tilted.any():   # the tilted integral's corners follow the upright ones
+        parts.append(tilted_integral_image(windows).reshape(len(windows), -1))
+    if (pool.channels >= 0).any():   # then the seven channels' (._channels.integral_blocks)
+        parts.append(stack_channel_integrals(windows))
+    ii = np.hstack(parts) if len(parts) > 1 else parts[0]
+    return np.ascontiguousarray(ii.T, dtype=np.float32)
+
+
+class PreparedWindows:
+    """Windows with their integral images computed once, for a pool whose features are
+    then computed block by block (:meth:`features`): the stacked integral images keep
+    only the corners the pool reads (a channel feature's on its two-pixel grid), one
+    chunk of :data:`CACHE_CHUNK` windows at a time, with the windows' scales. The values
+    are those of :func:`feature_matrix`, bit for bit: the same float32 sums, in the
+    same order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from facedetect.haar import haar_feature_pool
+    >>> windows = np.random.default_rng(0).integers(0, 256, (5, 19, 19), dtype=np.uint8)
+    >>> pool = haar_feature_pool(19, 19, "type-2-x")
+    >>> prepared = PreparedWindows(windows, pool)
+    >>> bool((prepared.features(10, 20) == feature_matrix(windows, pool, progress=False)
+    ...       [:, 10:20].T).all())
+    True
+    """
+
+    def __init__(self, windows: np.ndarray, pool: HaarFeaturePool, normalize: bool = True):
+        windows = _check_windows(windows, pool)
+        matrix = pool.linear_map().tocsr()
+        used, columns = np.unique(matrix.indices, return_inverse=True)
+        self.indptr = matrix.indptr.astype(np.int64)
+        self.indices = columns.astype(np.int64).ravel()
+        self.data = matrix.data.astype(np.float32)
+        self.n_windows = len(windows)
+        self.chunks = [(start, np.ascontiguousarray(
+                            _integrals_t(windows[start:start + CACHE_CHUNK], pool)[used]),
+                        window_scales(windows[start:start + CACHE_CHUNK], normalize))
+                       for start in range(0, len(windows), CACHE_CHUNK)]
+
+    @staticmethod
+    def nbytes(n_windows: int, pool: HaarFeaturePool) -> int:
+        """The memory the prepared integrals of ``n_windows`` windows take."""
+        return 4 * (np.unique(pool.linear_map().indices).size + 1) * n_windows
+
+    def features(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``(stop - start, N)`` float32: features ``start..stop`` of the pool (feature
+        major, as :func:`feature_matrix`'s buffer) on every window."""
+        out = _output_buffer(out, (stop - start, self.n_windows))
+        first, last = self.indptr[start], self.indptr[stop]
+        indptr = self.indptr[start:stop + 1] - first
+        for col0, ii_t, scale in self.chunks:
+            _apply_linear_map(indptr, self.indices[first:last], self.data[first:last], ii_t,
+                              scale, out, col0)
+        return out
