@@ -230,7 +230,9 @@ def plain_config(cost=(1.0, 1.0), rounds: int = 200, **fields):
 def shipped_default_digests() -> set[str]:
     """The SHA-256 fields under which the shipped default model was measured: the file's
     own, and the previous release's (``tests/models/default_v1.json.gz``, version 1) where
-    that file migrates to this one: the same model, written in the new layout."""
+    that file migrates to this one: the same model, written in the new layout (it
+    migrates to ``haar.json`` since the channel model became the default, so the set is
+    then the file's own digest alone)."""
     import gzip
     import json
 

@@ -55,6 +55,7 @@ def test_the_channels_are_sobels_magnitude_split_by_orientation(shape):
     assert channels.shape == (len(CHANNEL_TYPES), *shape) and channels.dtype == np.uint8
     np.testing.assert_array_equal(channels[1:].sum(axis=0), channels[0])
     assert N_CHANNELS == len(CHANNEL_TYPES)
+    assert gradient_channels(np.zeros((0, 5), np.uint8)).shape == (len(CHANNEL_TYPES), 0, 5)
 
 
 def test_edges_fall_in_the_bins_of_their_lines():

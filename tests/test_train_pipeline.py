@@ -568,7 +568,8 @@ def test_a_checkpoint_from_before_tilted_features_resumes(small_cbcl, tmp_path,
     document["sha256"] = digest(document)
     checkpoint.write_text(json.dumps(document))
     interrupt_after_two_rounds()
-    with pytest.raises(FacedetectError, match="different settings \\(tilted\\)"):
+    with pytest.raises(FacedetectError, match="different settings \\(tilted\\).*, or "
+                       "resume with --no-tilted as it was made"):
         train_detector(plain_config((1, 10), 5, tilted=True), data, out=out, resume=True,
                        progress=False)
     resumed = train_detector(plain_config((1, 10), 5), data, out=out, resume=True,

@@ -34,8 +34,8 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
     """Scan flags. Left out, each comes from the model's image operating point (chosen at
     training on held-out data), or for a model without one from OpenCV's rule at the
     model's window threshold."""
-    parser.add_argument("--model", help="model file (default: the shipped model, "
-                                        "'default')")
+    parser.add_argument("--model", help="model file, or a shipped model: 'default' (the "
+                                        "default) or 'haar' (Haar features only)")
     parser.add_argument("--scale-factor", type=finite_float,
                         help=f"pyramid step (default: the model's, else "
                              f"{DEFAULTS.scale_factor})")

@@ -11,8 +11,8 @@ from ._common import (bounded_int, describe_operating_point, finite_float, print
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", help="model file from train-detector ('default' for the "
-                                      "shipped one)")
+    parser.add_argument("model", help="model file from train-detector, or a shipped model "
+                                      "('default', 'haar')")
     parser.add_argument("--data", help="CBCL folder or faces.tar.gz, the training data "
                                        "(default: $FACEDETECT_DATA, ./data/cbcl, the user "
                                        "cache)")

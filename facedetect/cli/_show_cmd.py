@@ -14,7 +14,7 @@ from ._common import check_writable
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("show", help="draw a model's first Haar features on the "
                                                 "mean CBCL face, framed as its window")
-    parser.add_argument("model", help="model file, or 'default' for the shipped one")
+    parser.add_argument("model", help="model file, or a shipped model: 'default' or 'haar'")
     parser.add_argument("--out", default="features.png", help="PNG to write (features.png)")
     parser.add_argument("--count", type=int, default=10, help="features to draw (default 10)")
     parser.add_argument("--data", help="CBCL data for the mean face (a grey gradient if absent)")

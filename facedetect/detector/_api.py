@@ -77,8 +77,9 @@ def load_model(model: str | os.PathLike | HaarDetectorModel | None = None
     Parameters
     ----------
     model : str, path, HaarDetectorModel or None
-        A path to a model file (JSON), or ``"default"`` for the shipped model
-        (a file of that name in the working folder wins, as a path always does). None is
+        A path to a model file (JSON), or a shipped model's name (``"default"``, or
+        ``"haar"``: the same recipe on Haar features only, the form OpenCV runs); a file
+        of that name in the working folder wins, as a path always does. None is
         ``"default"``; a model is returned as it is.
 
     Returns

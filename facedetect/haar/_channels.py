@@ -103,6 +103,8 @@ def gradient_channels(image: np.ndarray) -> np.ndarray:
     image = np.asarray(image)
     if image.ndim != 2 or image.dtype != np.uint8:
         raise ValueError(f"expected a 2-D uint8 image, got {image.dtype} {image.shape}")
+    if not image.size:   # OpenCV's Sobel refuses an empty image: no pixels, no channels
+        return np.zeros((len(CHANNEL_TYPES), *image.shape), np.uint8)
     import cv2   # imported when used, as in _integral: the CLI starts without it
     # OpenCV's Sobel pair (SIMD, border reflected as BORDER_REFLECT_101) in int16, exact
     # for 8-bit pixels (|gx|, |gy| <= 1,020).

@@ -199,8 +199,12 @@ class PreparedWindows:
 
     @staticmethod
     def nbytes(n_windows: int, pool: HaarFeaturePool) -> int:
-        """The memory the prepared integrals of ``n_windows`` windows take."""
-        return 4 * (np.unique(pool.linear_map().indices).size + 1) * n_windows
+        """The memory the prepared windows hold: their integrals (float32, the corners the
+        pool reads) and scales, and the pool's map (int64 offsets and columns, float32
+        weights)."""
+        matrix = pool.linear_map()
+        return (4 * (np.unique(matrix.indices).size + 1) * n_windows
+                + 12 * matrix.nnz + 8 * (matrix.shape[0] + 1))
 
     def features(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """``(stop - start, N)`` float32: features ``start..stop`` of the pool (feature

@@ -164,7 +164,9 @@ def load_checkpoint(path, config: dict) -> RunState:
                               "changed); train again without --resume")
     if different:
         raise FacedetectError(f"{path}: checkpoint was made with different settings "
-                              f"({', '.join(different)}); train again without --resume")
+                              f"({', '.join(different)}); train again without --resume"
+                              + _feature_hint(different, saved_config(
+                                  document.get("config") or {}, config)))
     saved_rounds = (document.get("config") or {}).get("rounds")
     if (document.get("stage") or document.get("mining")) and saved_rounds != config.get("rounds"):
         # Earlier stages mined with a model of the saved length: another length is another run.
@@ -209,6 +211,14 @@ def check_resumable(path, config: dict) -> None:
     if different:
         raise FacedetectError(f"{path}: checkpoint was made with different settings "
                               f"({', '.join(different)}); train again without --resume")
+
+
+def _feature_hint(different: list[str], saved: dict) -> str:
+    """How to resume a run whose feature pool the recipe now chooses otherwise (a run
+    saved before channel features joined the recipe trained without them)."""
+    flags = [f"--{'' if saved.get(name) else 'no-'}{name}" for name in ("tilted", "channels")
+             if name in different and isinstance(saved.get(name), bool)]
+    return f", or resume with {' '.join(flags)} as it was made" if flags else ""
 
 
 def _boosting(saved) -> TrainingState | None:
