@@ -39,13 +39,13 @@ def test_windows_prepared_once_give_the_feature_matrix_bit_for_bit(types):
     from facedetect.haar._matrix import PreparedWindows
     windows = np.random.default_rng(4).integers(0, 256, (1500, 24, 24), dtype=np.uint8)
     pool = haar_feature_pool(24, 24, types)
-    prepared = PreparedWindows(windows, pool)
+    prepared = PreparedWindows(pool).prepare(windows)
     assert len(prepared.chunks) == 2       # 1,024 windows a chunk
     for start, stop in ((0, 100), (len(pool) - 300, len(pool)), (17, 18)):
         expected = feature_matrix(windows, pool.subset(np.arange(start, stop)),
                                   progress=False).T
         np.testing.assert_array_equal(prepared.features(start, stop), expected)
-    small = PreparedWindows.nbytes(len(windows), pool) * 4 - 1    # just too small
+    small = PreparedWindows(pool).nbytes(len(windows)) * 4 - 1    # just too small
     assert small > 64 * len(windows) * 5 * 8                        # still a block
     once = compact_features(windows, pool, 2**30, progress=False)
     per_block = compact_features(windows, pool, small, progress=False)

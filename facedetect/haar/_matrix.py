@@ -178,33 +178,38 @@ class PreparedWindows:
     >>> from facedetect.haar import haar_feature_pool
     >>> windows = np.random.default_rng(0).integers(0, 256, (5, 19, 19), dtype=np.uint8)
     >>> pool = haar_feature_pool(19, 19, "type-2-x")
-    >>> prepared = PreparedWindows(windows, pool)
+    >>> prepared = PreparedWindows(pool).prepare(windows)
     >>> bool((prepared.features(10, 20) == feature_matrix(windows, pool, progress=False)
     ...       [:, 10:20].T).all())
     True
     """
 
-    def __init__(self, windows: np.ndarray, pool: HaarFeaturePool, normalize: bool = True):
-        windows = _check_windows(windows, pool)
+    def __init__(self, pool: HaarFeaturePool):
+        """The pool's map, on the corners it reads; :meth:`prepare` adds the windows
+        (sized first by :meth:`nbytes`, which needs the map alone)."""
         matrix = pool.linear_map().tocsr()
-        used, columns = np.unique(matrix.indices, return_inverse=True)
+        self.used, columns = np.unique(matrix.indices, return_inverse=True)
         self.indptr = matrix.indptr.astype(np.int64)
         self.indices = columns.astype(np.int64).ravel()
         self.data = matrix.data.astype(np.float32)
-        self.n_windows = len(windows)
-        self.chunks = [(start, np.ascontiguousarray(
-                            _integrals_t(windows[start:start + CACHE_CHUNK], pool)[used]),
-                        window_scales(windows[start:start + CACHE_CHUNK], normalize))
-                       for start in range(0, len(windows), CACHE_CHUNK)]
+        self.pool, self.n_windows, self.chunks = pool, 0, []
 
-    @staticmethod
-    def nbytes(n_windows: int, pool: HaarFeaturePool) -> int:
+    def nbytes(self, n_windows: int) -> int:
         """The memory the prepared windows hold: their integrals (float32, the corners the
         pool reads) and scales, and the pool's map (int64 offsets and columns, float32
         weights)."""
-        matrix = pool.linear_map()
-        return (4 * (np.unique(matrix.indices).size + 1) * n_windows
-                + 12 * matrix.nnz + 8 * (matrix.shape[0] + 1))
+        return (4 * (self.used.size + 1) * n_windows
+                + 12 * self.indices.size + 8 * self.indptr.size)
+
+    def prepare(self, windows: np.ndarray, normalize: bool = True) -> PreparedWindows:
+        """Compute the windows' integral images and scales, a chunk at a time."""
+        windows = _check_windows(windows, self.pool)
+        self.n_windows = len(windows)
+        self.chunks = [(start, np.ascontiguousarray(_integrals_t(
+                            windows[start:start + CACHE_CHUNK], self.pool)[self.used]),
+                        window_scales(windows[start:start + CACHE_CHUNK], normalize))
+                       for start in range(0, len(windows), CACHE_CHUNK)]
+        return self
 
     def features(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """``(stop - start, N)`` float32: features ``start..stop`` of the pool (feature

@@ -125,10 +125,14 @@ def compact_features(windows: np.ndarray, pool, memory: int,
     block = max(MIN_BLOCK_FEATURES, memory // BLOCK_SHARE // (5 * max(n_windows, 1)))
     # The windows' integral images, computed once for every block where they fit in a
     # quarter of the memory (each block recomputed them before: 80% of the feature step).
-    prepared_bytes = PreparedWindows.nbytes(n_windows, pool)
-    prepared = (PreparedWindows(windows, pool)
-                if n_windows and prepared_bytes <= memory // PREPARED_SHARE else None)
-    prepared_bytes = prepared_bytes if prepared is not None else 0
+    prepared, prepared_bytes = None, 0
+    if n_windows:
+        prepared = PreparedWindows(pool)
+        prepared_bytes = prepared.nbytes(n_windows)
+        if prepared_bytes <= memory // PREPARED_SHARE:
+            prepared.prepare(windows)
+        else:
+            prepared, prepared_bytes = None, 0
     spill = n_windows * n_features > memory - block * n_windows * 5 - prepared_bytes
     if spill:
         mapped = _spill_file(n_features, n_windows)
