@@ -150,6 +150,13 @@ def test_export_never_writes_over_the_model_it_reads(tmp_path):
                            str(model)], capture_output=True, text=True)
     assert done.returncode == 1 and "is the model file itself" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and model.read_bytes() == before
+    # nor over the shipped model a name reads: 'default' exports the shipped haar.json
+    shipped = facedetect.detector._api.shipped_model_path("haar")
+    before = shipped.read_bytes()
+    done = subprocess.run([sys.executable, "-m", "facedetect", "export-opencv", "default",
+                           str(shipped)], capture_output=True, text=True)
+    assert done.returncode == 1 and "is the model file itself" in done.stderr
+    assert shipped.read_bytes() == before
 
 
 def test_a_stage_that_rejects_nothing_is_left_out(model):

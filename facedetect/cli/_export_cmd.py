@@ -32,13 +32,14 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..detector._api import OPENCV_FORMS, load_model
+    from ..detector._api import OPENCV_FORMS, load_model, model_path
     from ..detector._multiscale import box_mapping
     from ..detector._staging import exported_form
     companion = OPENCV_FORMS.get(args.model) if not Path(args.model).exists() else None
-    model = load_model(companion or args.model)
+    source = model_path(companion or args.model)   # the file read: never written over
+    model = load_model(source)
     out = check_writable(args.out, "out")
-    if Path(args.model).is_file() and Path(out).resolve() == Path(args.model).resolve():
+    if Path(out).resolve() == source.resolve():
         raise FacedetectError(f"out {args.out} is the model file itself: name another file")
     exported, threshold = exported_form(model, args.threshold, args.one_stage)
     export_opencv(exported, out, threshold)

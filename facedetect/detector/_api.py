@@ -23,8 +23,8 @@ from ._multiscale import (DetectionParams, Detections, detect_faces, params_for,
 from ._model import HaarDetectorModel
 from ._scan import LevelScanner
 
-__all__ = ["OPENCV_FORMS", "SHIPPED_MODELS", "Detector", "InvalidImage", "detect", "find_faces", "grey_pixels",
-           "load_model", "shipped_model_path"]
+__all__ = ["OPENCV_FORMS", "SHIPPED_MODELS", "Detector", "InvalidImage", "detect", "find_faces",
+           "grey_pixels", "load_model", "model_path", "shipped_model_path"]
 
 SHIPPED_MODELS = ("default", "haar")
 # The shipped default has channel features, which OpenCV's cascade format cannot hold;
@@ -105,13 +105,25 @@ def load_model(model: str | os.PathLike | HaarDetectorModel | None = None
     """
     if isinstance(model, HaarDetectorModel):
         return model
+    return HaarDetectorModel.load(model_path(model))
+
+
+def model_path(model: str | os.PathLike | None = None) -> Path:
+    """The file a model name or path reads: a shipped model's (unless a file of that name
+    is in the working folder), or the path itself.
+
+    Examples
+    --------
+    >>> model_path("haar").name, model_path("my_model.json").name
+    ('haar.json', 'my_model.json')
+    """
     name = "default" if model is None else os.fspath(model)
     path = Path(name)
     if name in (*SHIPPED_MODELS, *RETIRED_MODELS) and not path.exists():
         path = shipped_model_path(name)
         if not path.exists():
             raise FacedetectError(f"the shipped model {path} is missing; pass a model file")
-    return HaarDetectorModel.load(path)
+    return path
 
 
 def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarray:
