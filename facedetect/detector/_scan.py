@@ -38,6 +38,8 @@ REJECT_MARGIN = 1e-9
 # A refined scan (``step="refine"``) looks at the step-1 windows around every coarse
 # (step-2) window that scored above threshold - REFINE_MARGIN.
 REFINE_MARGIN = 10.0
+# A refined scan's coarse grid: every REFINE_STEP-th window in both directions.
+REFINE_STEP = 2
 # Strips of fewer pixels have integral sums that fit in int32 (the gradient channels are
 # 8-bit too).
 INT32_PIXELS = 2 ** 31 // 255
@@ -183,6 +185,8 @@ class LevelScanner:
         self.coarse_reject_at = reject_levels(model, self.coarse_threshold,
                                               early_rejection, pruning)
         self.window = model.window
+        # int32 rectangle sums where they fit (a test turns them off to compare)
+        self.narrow_sums = True
 
     def scan(self, level: np.ndarray, step: int = 1, row_start: int = 0,
              row_stop: int | None = None, serial: bool = False):
@@ -264,8 +268,10 @@ class LevelScanner:
         return stumps
 
     def _kernel_window(self):
-        return (int(self.window[0]), int(self.window[1]), bool(self.model.normalize),
-                self.like_opencv and bool(self.model.normalize))
+        width, height = int(self.window[0]), int(self.window[1])
+        return (width, height, bool(self.model.normalize),
+                self.like_opencv and bool(self.model.normalize), self.narrow_sums
+                and width * height * 255 < 2 ** 31)   # no rectangle sums past int32
 
     def _parallel(self, windows: int, serial: bool) -> bool:
         return not serial and windows >= self.parallel_min_windows
@@ -278,28 +284,30 @@ class LevelScanner:
         return scores
 
     def _scan_refined(self, level, row_start, row_stop, serial=False):
-        """Coarse to fine: every second window in both directions, then the step-1
-        windows next to a coarse window that scored above the coarse threshold. Scores
-        are exact; only windows far below the threshold at all their coarse neighbours go
-        unscanned."""
+        """Coarse to fine: every ``REFINE_STEP``-th window in both directions, then the
+        step-1 windows within ``REFINE_STEP - 1`` of a coarse window that scored above
+        the coarse threshold (every window has two such coarse windows a side, or one at
+        an edge). Scores are exact; only windows far below the threshold at all their
+        coarse neighbours go unscanned."""
         win_w, win_h = self.window
         height, width = level.shape
         total_rows = height - win_h + 1
-        first = row_start - row_start % 2          # the coarse grid is on even rows
-        coarse_stop = min(row_stop + 1, total_rows)  # the coarse row below the strip
+        step, reach = REFINE_STEP, REFINE_STEP - 1
+        first = row_start - row_start % step       # the coarse grid is on rows k * step
+        coarse_stop = min(row_stop + reach, total_rows)   # coarse rows below the strip
         image = self._strip_integrals(level, first, coarse_stop)
         stride = image[2]
         cols = width - win_w + 1
-        coarse = self._scan_grid(image, (coarse_stop - 1 - first) // 2 + 1,
-                                 (cols - 1) // 2 + 1, 2, self.coarse_reject_at,
+        coarse = self._scan_grid(image, (coarse_stop - 1 - first) // step + 1,
+                                 (cols - 1) // step + 1, step, self.coarse_reject_at,
                                  self.coarse_threshold, serial)
         ci, cj = np.nonzero(coarse > -np.inf)
         # Step-1 neighbours of the promising coarse windows, off the coarse grid.
-        dy, dx = (d.ravel() for d in np.mgrid[-1:2, -1:2])
-        ys = (first + 2 * ci)[:, None] + dy
-        xs = (2 * cj)[:, None] + dx
+        dy, dx = (d.ravel() for d in np.mgrid[-reach:reach + 1, -reach:reach + 1])
+        ys = (first + step * ci)[:, None] + dy
+        xs = (step * cj)[:, None] + dx
         inside = ((ys >= row_start) & (ys < row_stop) & (xs >= 0) & (xs < cols)
-                  & ((ys % 2 == 1) | (xs % 2 == 1)))
+                  & ((ys % step != 0) | (xs % step != 0)))
         fine = np.unique((ys - first)[inside] * cols + xs[inside])
         fy, fx = fine // cols, fine % cols
         fine_scores = np.empty(fine.size)
@@ -307,7 +315,7 @@ class LevelScanner:
                   else _score_windows_serial)
         kernel(image, fy * stride + fx, self._kernel_window(), self._stumps(image),
                (self.reject_at, self.threshold, self.decision_threshold), fine_scores)
-        coarse_y, coarse_x = first + 2 * ci, 2 * cj
+        coarse_y, coarse_x = first + step * ci, step * cj
         coarse_scores = coarse[ci, cj]
         keep_coarse = (coarse_scores > self.threshold) & (coarse_y >= row_start) \
             & (coarse_y < row_stop)

@@ -16,31 +16,54 @@ import numpy as np
 
 
 @numba.njit(cache=True, boundscheck=False)
-def _window_scales(image, bases, window, scales):
+def _window_scales(image, bases, spacing, window, scales):
     """float32(1 / nf) of every window (top-left integral index ``bases[j]``): OpenCV's
     variance factor over the window minus a one-pixel border (1 without normalisation).
     With ``like_opencv``, 0 for a window OpenCV's Haar evaluator skips
     (``HaarEvaluator::setWindow``: nf not positive, or ``area / nf`` at least 0.1, a
-    standard deviation of at most 10 grey levels)."""
+    standard deviation of at most 10 grey levels). Evenly spaced windows (``spacing`` >
+    0) are computed at every step-1 position of their span, as :func:`_add_rect_sums`
+    does, in loops the compiler vectorises."""
     ii, sq, stride = image
-    win_w, win_h, normalize, like_opencv = window
-    area = (win_w - 2) * (win_h - 2)
-    for j in range(bases.size):
-        if not normalize:
-            scales[j] = np.float32(1.0)
-            continue
+    win_w, win_h, normalize, like_opencv, _ = window
+    n = bases.size
+    if not normalize:
+        scales[:] = np.float32(1.0)
+        return
+    a = stride + 1
+    b = stride + win_w - 1
+    c = (win_h - 1) * stride + 1
+    d = (win_h - 1) * stride + win_w - 1
+    if spacing > 0 and n:
+        first, span = bases[0], (n - 1) * spacing + 1
+        dense = np.empty(span, np.float32)
+        ia, ib = ii[first + a:first + a + span], ii[first + b:first + b + span]
+        ic, id_ = ii[first + c:first + c + span], ii[first + d:first + d + span]
+        sa, sb = sq[first + a:first + a + span], sq[first + b:first + b + span]
+        sc, sd = sq[first + c:first + c + span], sq[first + d:first + d + span]
+        for k in range(span):
+            dense[k] = _scale(id_[k] - ib[k] - ic[k] + ia[k], sd[k] - sb[k] - sc[k] + sa[k],
+                              win_w, win_h, like_opencv)
+        for j in range(n):
+            scales[j] = dense[j * spacing]
+        return
+    for j in range(n):
         base = bases[j]
-        a = base + stride + 1
-        b = base + stride + win_w - 1
-        c = base + (win_h - 1) * stride + 1
-        d = base + (win_h - 1) * stride + win_w - 1
-        total = ii[d] - ii[b] - ii[c] + ii[a]
-        total_sq = sq[d] - sq[b] - sq[c] + sq[a]
-        variance_term = float(area) * float(total_sq) - float(total) * float(total)
-        nf = math.sqrt(variance_term) if variance_term > 0 else 1.0
-        scales[j] = np.float32(1.0 / nf)
-        if like_opencv and not (variance_term > 0 and float(area) * float(scales[j]) < 0.1):
-            scales[j] = np.float32(0.0)
+        scales[j] = _scale(ii[base + d] - ii[base + b] - ii[base + c] + ii[base + a],
+                           sq[base + d] - sq[base + b] - sq[base + c] + sq[base + a],
+                           win_w, win_h, like_opencv)
+
+
+@numba.njit(cache=True, inline="always")
+def _scale(total, total_sq, win_w, win_h, like_opencv):
+    """:func:`_window_scales` of one window, from its sum and its sum of squares."""
+    area = float((win_w - 2) * (win_h - 2))
+    variance_term = area * float(total_sq) - float(total) * float(total)
+    nf = math.sqrt(variance_term) if variance_term > 0 else 1.0
+    scale = np.float32(1.0 / nf)
+    if like_opencv and not (variance_term > 0 and area * float(scale) < 0.1):
+        return np.float32(0.0)
+    return scale
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
@@ -87,7 +110,8 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
 
     ``spacing``: the distance between consecutive ``bases`` when they are evenly spaced
     (a row of windows), 0 for an arbitrary list. ``image = (ii, sq, stride)``, ``window =
-    (width, height, normalize, like_opencv)`` (the windows to score: see below), ``stumps =
+    (width, height, normalize, like_opencv, narrow)`` (the windows to score: see below;
+    ``narrow``: a rectangle's sum fits in int32, :func:`_add_rect_sums`), ``stumps =
     (offsets, weights, counts, thresholds, polarities, alphas, carry)`` and ``cut =
     (reject_at, threshold)``: the score levels below which a window leaves after each
     stump, the final one, and the score a one-stage model's window must exceed to pass
@@ -112,7 +136,7 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
     reject_at, threshold, one_stage_threshold = cut
     n = bases.size
     scales = np.empty(n, np.float32)
-    _window_scales(image, bases, window, scales)
+    _window_scales(image, bases, spacing, window, scales)
     step_over = window[3] and spacing > 0   # OpenCV's row loop (below)
     first_stage_end = _first_stage_end(carry) if step_over else -1
     passed_first = np.zeros(n if step_over else 0, np.bool_)
@@ -128,22 +152,25 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
                 n_alive += 1
     t = 0
     # While every window is alive (the first few stumps: no face is rejected there),
-    # rectangle by rectangle over all windows, loops the compiler vectorises.
-    # A row's windows are evenly spaced (``spacing``, 0 for an arbitrary list): their
-    # corners are then strided loads, which the compiler vectorises without gathers.
+    # rectangle by rectangle over all windows. A row's windows are evenly spaced
+    # (``spacing``, 0 for an arbitrary list): its rectangles' sums are then taken at every
+    # step-1 position of the row's span, contiguous loads that the compiler vectorises
+    # (strided or listed ones it does not), and the windows read every ``spacing``-th.
     first = bases[0] if n else 0
+    span = (n - 1) * spacing + 1 if spacing > 0 and n else 0
+    dense = np.empty(span, np.float32)
     while t < alphas.size and n_alive == n:
-        raw[:] = np.float32(0.0)
-        for r in range(counts[t]):
-            top_left, top_right, bottom_left, bottom_right = offsets[t, r]
-            w = weights[t, r]
-            if spacing > 0:
-                for j in range(n):
-                    base = first + j * spacing
-                    s = (ii[base + bottom_right] - ii[base + top_right]
-                         - ii[base + bottom_left] + ii[base + top_left])
-                    raw[j] += w * np.float32(s)
-            else:
+        if spacing > 0:
+            dense[:] = np.float32(0.0)
+            for r in range(counts[t]):
+                _add_rect_sums(ii, first, span, offsets[t, r], weights[t, r], window[4], dense)
+            for j in range(n):
+                raw[j] = dense[j * spacing]
+        else:
+            raw[:] = np.float32(0.0)
+            for r in range(counts[t]):
+                top_left, top_right, bottom_left, bottom_right = offsets[t, r]
+                w = weights[t, r]
                 for j in range(n):
                     base = bases[j]
                     s = (ii[base + bottom_right] - ii[base + top_right]
@@ -180,6 +207,26 @@ def _score_bases(image, bases, spacing, window, stumps, cut, out):
             for k in range(n_alive):
                 passed_first[alive[k]] = running[alive[k]] > one_stage_threshold
         _skip_after_first_stage_rejections(scales, passed_first, out)
+
+
+@numba.njit(cache=True, boundscheck=False, inline="always")
+def _add_rect_sums(ii, first, span, corners, weight, narrow, dense):
+    """dense[k] += weight * (the rectangle's sum at position first + k), k < span.
+
+    Slices rather than indices, so that the compiler sees unit strides and no negative
+    index; with ``narrow`` the sums are int32 (exact: two's complement wraps back to a sum
+    that fits), which vectorises with the conversion to float32, where int64 does not."""
+    top_left, top_right, bottom_left, bottom_right = corners
+    a = ii[first + top_left:first + top_left + span]
+    b = ii[first + top_right:first + top_right + span]
+    c = ii[first + bottom_left:first + bottom_left + span]
+    d = ii[first + bottom_right:first + bottom_right + span]
+    if narrow:
+        for k in range(span):
+            dense[k] += weight * np.float32(np.int32(d[k] - b[k] - c[k] + a[k]))
+    else:
+        for k in range(span):
+            dense[k] += weight * np.float32(d[k] - b[k] - c[k] + a[k])
 
 
 @numba.njit(cache=True, boundscheck=False, inline="always")
