@@ -44,6 +44,21 @@ def test_the_tilted_integral_image_is_its_definition(shape):
                                   tilted_by_definition(image))
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (1, 6), (6, 1), (2, 2), (13, 7), (7, 13),
+                                   (280, 512), (31, 640)])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_the_fast_tilted_integral_is_opencvs(shape, dtype):
+    """Oracle: cv2.integral3's tilted output, which the scanner took before (and OpenCV's
+    cascade evaluator reads), on white, black and random images of any shape."""
+    from facedetect.haar._integral import tilted_integral_into
+    rng = np.random.default_rng(shape[0] * 1000 + shape[1])
+    for image in (np.full(shape, 255, np.uint8), np.zeros(shape, np.uint8),
+                  rng.integers(0, 256, shape).astype(np.uint8)):
+        out = np.full((shape[0] + 1, shape[1] + 1), -7, dtype)
+        tilted_integral_into(image, out)
+        np.testing.assert_array_equal(out, cv2.integral3(image, sdepth=cv2.CV_32S)[2])
+
+
 def opencv_tilted_features(width: int, height: int) -> set:
     """OpenCV's traincascade enumeration of tilted features (haarfeatures.cpp,
     ``generateFeatures`` in mode ALL), transcribed literally: each as its two

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..haar._channels import CHANNEL_TYPES, channel_integrals_into, integral_blocks
 from ..haar._features import corner_weights
+from ..haar._integral import tilted_integral_into
 from ._scan_kernels import (
     _integrals,
     _scan_rows,
@@ -231,20 +232,15 @@ class LevelScanner:
             # traffic) and float64 squared sums, exact below 2**53 as the int64 ones are.
             sums = np.empty(blocks * block, np.int32)
             sq = np.empty(shape, np.float64)
-            if self.has_tilted:
-                cv2.integral3(strip, sum=sums[:block].reshape(shape), sqsum=sq,
-                              tilted=sums[block:2 * block].reshape(shape),
-                              sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
-            else:
-                cv2.integral2(strip, sum=sums[:block].reshape(shape), sqsum=sq,
-                              sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
+            cv2.integral2(strip, sum=sums[:block].reshape(shape), sqsum=sq,
+                          sdepth=cv2.CV_32S, sqdepth=cv2.CV_64F)
             sq = sq.ravel()
         else:
             sums = np.empty(blocks * block, np.int64)
             sq = np.empty(block, np.int64)
             _integrals(strip, sums[:block], sq)
-            if self.has_tilted:
-                sums[block:2 * block] = cv2.integral3(strip, sdepth=cv2.CV_64F)[2].ravel()
+        if self.has_tilted:   # OpenCV's tilted sums (cv2.integral3's), ten times faster
+            tilted_integral_into(strip, sums[block:2 * block].reshape(shape))
         if self.has_channels:
             channel_integrals_into(strip, sums, first_channel * block)
         return sums, sq, strip.shape[1] + 1
