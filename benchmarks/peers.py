@@ -24,6 +24,7 @@ Run (needs the ``peers`` extra, ``pip install -e '.[peers]'``)::
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ from facedetect.images import read_grey
 from facedetect.pipeline._wild import crop_recall, heldout_faces
 from facedetect._utils.threads import wait_passively
 
-from .cascade import IMAGES, median_seconds
+from .cascade import IMAGES
 from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,
                      write_results)
 from .peer_detectors import Detector, ours, peers
@@ -160,16 +161,25 @@ def false_alarms(detectors, pictures) -> dict:
 
 
 def speed(detectors, repeat: int) -> dict:
-    """Seconds per megapixel (geometric mean over the photographs) for each detector."""
+    """Seconds per megapixel (geometric mean over the photographs of the median of
+    ``repeat`` runs) for each detector. The detectors take turns within each repeat, so
+    that a slow spell of a shared machine falls on all of them, not on one's runs."""
     from PIL import Image
     from skimage import data
     from facedetect.images import to_grey
     per_mpx = {d.name: [] for d in detectors}
     for image in IMAGES:
         grey = to_grey(Image.fromarray(getattr(data, image)()))
-        for detector in detectors:
-            seconds = median_seconds(lambda: detector.boxes(grey), repeat)
-            per_mpx[detector.name].append(seconds / (grey.size / 1e6))
+        times = {d.name: [] for d in detectors}
+        for detector in detectors:   # warm: first calls compile and fill caches
+            detector.boxes(grey)
+        for _ in range(repeat):
+            for detector in detectors:
+                start = time.perf_counter()
+                detector.boxes(grey)
+                times[detector.name].append(time.perf_counter() - start)
+        for name, seconds in times.items():
+            per_mpx[name].append(float(np.median(seconds)) / (grey.size / 1e6))
     return {name: float(np.exp(np.mean(np.log(v)))) for name, v in per_mpx.items()}
 
 
