@@ -43,7 +43,16 @@ def test_the_previous_releases_default_loads_as_the_shipped_haar_model(previous_
     old, new = HaarDetectorModel.load(path), facedetect.load_model("haar")
     assert old.document["version"] == new.document["version"] == 2
     assert old.document["sha256"] == digest(old.document)     # sealed anew
-    assert old.detection == new.detection and old.document["features"] == new.document["features"]
+    # Everything but the export's threshold, which haar.json refreshed after that release
+    # (chosen before a change to the like-OpenCV scan: docs/cascades.md).
+    old_section, new_section = dict(old.detection), dict(new.detection)
+    old_opencv, new_opencv = old_section.pop("opencv"), new_section.pop("opencv")
+    assert (old_opencv["threshold"], new_opencv["threshold"]) == (8.769209, 8.528003)
+    assert {k: v for k, v in old_opencv.items() if k not in ("threshold",
+                                                              "false_alarms_per_megapixel")} \
+        == {k: v for k, v in new_opencv.items() if k not in ("threshold",
+                                                              "false_alarms_per_megapixel")}
+    assert old_section == new_section and old.document["features"] == new.document["features"]
     assert set(old.document["features"]) == {"kind", "normalization", "pool_index", "rects",
                                              "tilted"}
     from skimage import data
