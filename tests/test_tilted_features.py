@@ -57,6 +57,8 @@ def test_the_fast_tilted_integral_is_opencvs(shape, dtype):
         out = np.full((shape[0] + 1, shape[1] + 1), -7, dtype)
         tilted_integral_into(image, out)
         np.testing.assert_array_equal(out, cv2.integral3(image, sdepth=cv2.CV_32S)[2])
+    with pytest.raises(ValueError, match="one row and one column more"):
+        tilted_integral_into(image, np.empty(shape, dtype))   # never written past its end
 
 
 def opencv_tilted_features(width: int, height: int) -> set:

@@ -117,6 +117,8 @@ def tilted_integral_into(image, out):
     True
     """
     height, width = image.shape
+    if out.shape[0] != height + 1 or out.shape[1] != width + 1:   # unchecked writes below
+        raise ValueError("out must have one row and one column more than the image")
     before = np.zeros(width + 1, out.dtype)   # diagonals ending in row y - 1 (and past it: 0)
     here = np.zeros(width + 1, out.dtype)     # ... in row y
     out[0, :] = 0
