@@ -37,18 +37,37 @@ def test_a_scan_gives_the_same_windows_on_one_thread_and_on_several(astronaut, s
             np.testing.assert_array_equal(ours, serial)
 
 
-def test_ordered_map_keeps_order_and_runs_on_the_pool():
+def test_ordered_map_keeps_order_and_shares_the_items_with_the_pool():
     names = []
+    both = threading.Barrier(2, timeout=30)   # the first two items on two threads at once
 
     def slow_square(x):
         names.append(threading.current_thread().name)
+        if x < 2:
+            both.wait()
         time.sleep(0.01 * (5 - x))   # later items finish first
         return x * x
 
     assert list(level_pool.ordered_map(slow_square, range(5), workers=2)) == \
         [0, 1, 4, 9, 16]
-    assert all(name.startswith("facedetect-levels") for name in names)
-    assert list(level_pool.ordered_map(slow_square, [3], workers=1)) == [9]
+    caller = threading.current_thread().name
+    # the caller works too (it does not only wait), and the pool takes its part
+    assert caller in names[:2]
+    assert all(name == caller or name.startswith("facedetect-levels") for name in names)
+    assert any(name.startswith("facedetect-levels") for name in names[:2])
+    assert list(level_pool.ordered_map(lambda x: x * x, [3], workers=1)) == [9]
+
+
+def test_ordered_map_raises_an_items_error_in_its_place():
+    def fail_at_three(x):
+        if x == 3:
+            raise ValueError("three")
+        return x
+
+    results = level_pool.ordered_map(fail_at_three, range(8), workers=2)
+    assert [next(results) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="three"):
+        next(results)
 
 
 def test_a_caller_that_stops_early_leaves_at_most_a_few_items_started():

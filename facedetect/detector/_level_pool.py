@@ -1,9 +1,10 @@
 """Pyramid levels scanned side by side, on a small pool of threads.
 
 A photograph's levels are independent, so each is scanned by one thread with the serial
-kernels (which release the GIL) while another thread scans the next; threads take levels
-in order, largest first, as they come free. Results come back in level order, so a scan
-gives the same windows, in the same order, on any number of threads.
+kernels (which release the GIL) while another thread scans the next; the calling thread
+and the pool's take levels in order, largest first, as they come free. Results come back
+in level order, so a scan gives the same windows, in the same order, on any number of
+threads.
 
 Only cores that are free take part: beside a process that holds a core, a second thread
 made ``detect`` slower (0.52x OpenCV's time instead of 0.45x with one thread, on the
@@ -17,7 +18,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator
 
@@ -94,10 +94,15 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
-    """``function(item)`` for every item, in the items' order, computed on ``workers``
-    threads with at most ``workers + 1`` items started ahead of the one yielded (so that a
-    caller who stops early, as the scan does past its window limit, leaves little work
-    running). One worker: a plain ``map`` on the calling thread.
+    """``function(item)`` for every item, in the items' order, computed by the calling
+    thread and ``workers - 1`` pool threads, each taking the next item as it comes free.
+    One worker: a plain ``map`` on the calling thread.
+
+    The caller works rather than waits. Waiting, it left the pool's threads to the kernel's
+    placement, which after the caller had kept one core busy (a long single-threaded call
+    before ``detect``, such as dlib's HOG) often put them on one core, and ``detect`` took
+    a quarter longer than with the caller working (benchmarks/results/level_placement.md).
+    A caller who stops early leaves at most ``workers - 1`` items running.
 
     Examples
     --------
@@ -107,15 +112,83 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
     if workers <= 1:
         yield from map(function, items)
         return
-    executor = _executor(workers)
-    pending: deque = deque()
+    shared = _SharedItems(function, items)
+    executor = _executor(workers - 1)
+    helpers = [executor.submit(shared.work) for _ in range(workers - 1)]
     try:
-        for item in items:
-            pending.append(executor.submit(function, item))
-            if len(pending) > workers:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+        index = 0
+        while True:
+            if not shared.compute_next():   # nothing left to take: wait for the rest
+                if not shared.wait_for(index):
+                    break
+            while shared.ready(index):
+                yield shared.pop(index)
+                index += 1
     finally:
-        for future in pending:
-            future.cancel()
+        shared.stop()
+        for helper in helpers:
+            helper.result()
+
+
+class _SharedItems:
+    """The items of :func:`ordered_map`, taken in order by whichever thread is free, and
+    their results (or exceptions) by index."""
+
+    def __init__(self, function: Callable, items: Iterable):
+        self.function = function
+        self.items = enumerate(items)
+        self.results: dict = {}
+        self.taken = 0        # items taken so far
+        self.exhausted = False
+        self.stopped = False
+        self.condition = threading.Condition()
+
+    def compute_next(self) -> bool:
+        """Take the next item and store its result; False once none is left."""
+        with self.condition:
+            if self.exhausted or self.stopped:
+                return False
+            try:
+                index, item = next(self.items)
+            except StopIteration:
+                self.exhausted = True
+                self.condition.notify_all()
+                return False
+            self.taken += 1
+        try:
+            outcome = (True, self.function(item))
+        except BaseException as error:   # raised in order, by the caller
+            outcome = (False, error)
+        with self.condition:
+            self.results[index] = outcome
+            self.condition.notify_all()
+        return True
+
+    def work(self) -> None:
+        """A pool thread's part: items until none is left or the caller stops."""
+        while self.compute_next():
+            pass
+
+    def ready(self, index: int) -> bool:
+        with self.condition:
+            return index in self.results
+
+    def wait_for(self, index: int) -> bool:
+        """Wait until item ``index`` has its result; False if there is no such item."""
+        with self.condition:
+            while index not in self.results:
+                if self.exhausted and index >= self.taken:
+                    return False
+                self.condition.wait()
+            return True
+
+    def pop(self, index: int):
+        with self.condition:
+            ok, value = self.results.pop(index)
+        if not ok:
+            raise value
+        return value
+
+    def stop(self) -> None:
+        with self.condition:
+            self.stopped = True
