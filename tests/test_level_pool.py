@@ -70,18 +70,42 @@ def test_ordered_map_raises_an_items_error_in_its_place():
         next(results)
 
 
+def test_callers_on_several_threads_share_the_pool_and_each_gets_its_own_results():
+    def slow_negate(x):
+        time.sleep(0.001)
+        return -x
+
+    results = {}
+
+    def caller(k):
+        results[k] = list(level_pool.ordered_map(slow_negate, range(30 * k, 30 * k + 30),
+                                                 workers=2))
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    assert results == {k: [-x for x in range(30 * k, 30 * k + 30)] for k in range(4)}
+
+
 def test_a_caller_that_stops_early_leaves_at_most_a_few_items_started():
     started = []
 
     def record(x):
         started.append(x)
+        if x >= 2:   # the rest take a while: each thread holds at most one of them
+            time.sleep(0.2)
         return x
 
     results = level_pool.ordered_map(record, range(100), workers=2)
     assert next(results) == 0
-    results.close()
-    time.sleep(0.05)
-    assert len(started) <= 4
+    results.close()   # returns once the pool's thread has finished its item
+    after_close = len(started)
+    time.sleep(0.3)
+    assert after_close <= 4
+    assert len(started) == after_close   # nothing started after the close
 
 
 def _fake_proc(tmp_path, running: int, own_states: list[str]):

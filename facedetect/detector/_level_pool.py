@@ -126,8 +126,9 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
                 index += 1
     finally:
         shared.stop()
-        for helper in helpers:
-            helper.result()
+        for helper in helpers:   # one still queued behind another scan's is not waited for
+            if not helper.cancel():
+                helper.result()
 
 
 class _SharedItems:
