@@ -91,21 +91,61 @@ def test_callers_on_several_threads_share_the_pool_and_each_gets_its_own_results
 
 
 def test_a_caller_that_stops_early_leaves_at_most_a_few_items_started():
+    list(level_pool.ordered_map(abs, range(10), workers=2))   # a warm pool, as in a suite
     started = []
+    both = threading.Barrier(2, timeout=30)   # the pool's thread has surely started
 
     def record(x):
         started.append(x)
-        if x >= 2:   # the rest take a while: each thread holds at most one of them
-            time.sleep(0.2)
+        if x < 2:
+            both.wait()
+        else:
+            time.sleep(0.05)
         return x
 
     results = level_pool.ordered_map(record, range(100), workers=2)
     assert next(results) == 0
     results.close()   # returns once the pool's thread has finished its item
     after_close = len(started)
-    time.sleep(0.3)
+    time.sleep(0.2)
     assert after_close <= 4
     assert len(started) == after_close   # nothing started after the close
+
+
+def test_an_error_of_the_items_themselves_comes_in_its_place():
+    def items():
+        yield 0
+        yield 1
+        raise KeyError("the third")
+
+    def slow(x):
+        time.sleep(0.02 * (2 - x))
+        return x
+
+    for _ in range(5):
+        results = level_pool.ordered_map(slow, items(), workers=2)
+        assert [next(results), next(results)] == [0, 1]
+        with pytest.raises(KeyError, match="the third"):
+            next(results)
+
+
+def test_a_caller_is_not_held_up_by_another_callers_scan():
+    list(level_pool.ordered_map(abs, range(10), workers=2))   # a warm pool of one thread
+    release = threading.Event()
+
+    def slow(x):
+        release.wait(timeout=30)
+        return x
+
+    first = level_pool.ordered_map(slow, range(4), workers=2)
+    holder = threading.Thread(target=lambda: list(first))
+    holder.start()   # its items hold the pool's only thread until released
+    start = time.perf_counter()
+    assert list(level_pool.ordered_map(abs, range(-5, 0), workers=2)) == [5, 4, 3, 2, 1]
+    waited = time.perf_counter() - start
+    release.set()
+    holder.join(timeout=30)
+    assert waited < 10   # done on its own thread, not after the other's 30 s
 
 
 def _fake_proc(tmp_path, running: int, own_states: list[str]):

@@ -102,7 +102,8 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
     placement, which after the caller had kept one core busy (a long single-threaded call
     before ``detect``, such as dlib's HOG) often put them on one core, and ``detect`` took
     a quarter longer than with the caller working (benchmarks/results/level_placement.md).
-    A caller who stops early leaves at most ``workers - 1`` items running.
+    A caller who stops early gets control back once the items being computed are done,
+    and no item starts after.
 
     Examples
     --------
@@ -114,8 +115,9 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
         return
     shared = _SharedItems(function, items)
     executor = _executor(workers - 1)
-    helpers = [executor.submit(shared.work) for _ in range(workers - 1)]
+    helpers = []
     try:
+        helpers += [executor.submit(shared.work) for _ in range(workers - 1)]
         index = 0
         while True:
             if not shared.compute_next():   # nothing left to take: wait for the rest
@@ -125,10 +127,9 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
                 yield shared.pop(index)
                 index += 1
     finally:
+        for helper in helpers:   # one still queued behind another scan's never starts
+            helper.cancel()
         shared.stop()
-        for helper in helpers:   # one still queued behind another scan's is not waited for
-            if not helper.cancel():
-                helper.result()
 
 
 class _SharedItems:
@@ -137,9 +138,10 @@ class _SharedItems:
 
     def __init__(self, function: Callable, items: Iterable):
         self.function = function
-        self.items = enumerate(items)
+        self.items = iter(items)
         self.results: dict = {}
-        self.taken = 0        # items taken so far
+        self.taken = 0        # items taken so far: the next one's index
+        self.busy: set = set()   # threads computing an item now
         self.exhausted = False
         self.stopped = False
         self.condition = threading.Condition()
@@ -149,19 +151,26 @@ class _SharedItems:
         with self.condition:
             if self.exhausted or self.stopped:
                 return False
+            index = self.taken
             try:
-                index, item = next(self.items)
-            except StopIteration:
+                item = next(self.items)
+            except BaseException as error:
+                # the items' own error comes in its place, as from map; they end there
+                if not isinstance(error, StopIteration):
+                    self.results[index] = (False, error)
+                    self.taken += 1
                 self.exhausted = True
                 self.condition.notify_all()
                 return False
             self.taken += 1
+            self.busy.add(threading.get_ident())
         try:
             outcome = (True, self.function(item))
         except BaseException as error:   # raised in order, by the caller
             outcome = (False, error)
         with self.condition:
             self.results[index] = outcome
+            self.busy.discard(threading.get_ident())
             self.condition.notify_all()
         return True
 
@@ -191,5 +200,10 @@ class _SharedItems:
         return value
 
     def stop(self) -> None:
+        """No item is taken after this; returns once the items being computed are done,
+        except this thread's own: the garbage collector may close the caller's generator
+        from inside one of its helpers' items."""
         with self.condition:
             self.stopped = True
+            me = threading.get_ident()
+            self.condition.wait_for(lambda: not self.busy - {me})
