@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .cascade import IMAGES   # the photographs every speed benchmark times
 from .common import machine, write_results
 
-IMAGES = ("astronaut", "coffee", "rocket", "chelsea", "camera")
 GAP = 0.17   # seconds: about one dlib HOG call at upsample 2 on a 512x512 picture
 
 

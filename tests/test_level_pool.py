@@ -58,7 +58,7 @@ def test_ordered_map_keeps_order_and_shares_the_items_with_the_pool():
     assert list(level_pool.ordered_map(lambda x: x * x, [3], workers=1)) == [9]
 
 
-def test_ordered_map_raises_an_items_error_in_its_place():
+def test_an_error_of_the_function_comes_in_its_items_place():
     def fail_at_three(x):
         if x == 3:
             raise ValueError("three")
