@@ -32,6 +32,18 @@ def _table(doc: str, header_start: str) -> dict[str, list[str]]:
     return rows
 
 
+def _levers_row(levers: dict, path: str) -> list[str]:
+    """A model's cells in a table of ``benchmarks.levers``: the MTFL + Caltech crops clean,
+    grainy and posterised, UTKFace, Yale B, false alarms per Mpx and detect's time."""
+    crops, alarms = levers["crops"][path], levers["false_alarms_per_mpx"][path]
+    speed = levers["seconds_per_mpx"]
+    cells = [f"{pooled(crops[kind]['by_source'], COMPARED):.3f}"
+             for kind in ("clean", "grainy", "posterised")]
+    cells += [f"{pooled(crops['clean']['by_source'], [s]):.3f}"
+              for s in ("utkface", "extended-yale-b")]
+    return cells + [f"{alarms['clean']:.3f}", f"{speed[path] / speed['OpenCV default']:.2f}x"]
+
+
 def test_the_tilted_feature_tables_are_the_benchmark_runs():
     levers = json.loads((RESULTS / "levers_tilted.json").read_text())
     curves = json.loads((RESULTS / "lever_curves_tilted.json").read_text())
@@ -40,18 +52,11 @@ def test_the_tilted_feature_tables_are_the_benchmark_runs():
                                                   "held-out | detect / OpenCV |")
     equal_alarms = _table("detector-training.md", "| held-out crops found at (FA/Mpx on "
                                                   "held-out pictures) |")
-    speed = levers["seconds_per_mpx"]
     # the run's first model was the basic-pool recipe, shipped until then
     for label, path in (("the recipe before", "facedetect/models/default.json"),
                         ("with tilted features", "data/models/tilted.json")):
-        crops, alarms = levers["crops"][path], levers["false_alarms_per_mpx"][path]
-        expected = [f"{pooled(crops[kind]['by_source'], COMPARED):.3f}"
-                    for kind in ("clean", "grainy", "posterised")]
-        expected += [f"{pooled(crops['clean']['by_source'], [s]):.3f}"
-                     for s in ("utkface", "extended-yale-b")]
-        expected += [f"{alarms['clean']:.3f}", f"{speed[path] / speed['OpenCV default']:.2f}x"]
         row = label + (" (basic pool)" if label.endswith("before") else "")
-        assert at_own_point[row] == expected
+        assert at_own_point[row] == _levers_row(levers, path)
         assert equal_alarms[label] == [f"{recall_at(curves['curves'][path], a):.3f}"
                                        for a in ALARM_LEVELS]
 
@@ -179,3 +184,22 @@ def test_the_figure_check_finds_a_wrong_figure():
     assert "no results file" in _unsourced("Gone", "<!-- figures: gone.json -->\n0.950")[0]
     assert "not quoted" in _unsourced("Stale", "<!-- not from a results file: 1.5 -->\n1.75")[1]
     assert {"0.054", "0.055", "93.2%"} <= _forms(0.0545) | _forms(0.932)
+
+
+def test_the_rounds_tables_are_the_benchmark_runs():
+    """More rounds and the 0.25 target (2026-11-29): each row of both tables is its run's."""
+    at_own_point = _table("detector-training.md", "| model (rounds, target) |")
+    equal_alarms = _table("detector-training.md", "| held-out crops found at equal false "
+                                                  "alarms (FA/Mpx on held-out pictures) |")
+    levers = json.loads((RESULTS / "levers_rounds1500_fa025.json").read_text())  # all three
+    for row, path in (("900, 0.45 (shipped before)", "facedetect/models/default.json"),
+                      ("1,200, 0.45", "data/models/rounds1200.json"),
+                      ("1,500, 0.25 (the recipe now)", "data/models/rounds1500_fa025.json")):
+        assert at_own_point[row][:7] == _levers_row(levers, path)
+    later = json.loads((RESULTS / "lever_curves_rounds1500_fa025.json").read_text())["curves"]
+    first = json.loads((RESULTS / "lever_curves_rounds1200.json").read_text())["curves"]
+    for label, curve in (("900 rounds", later["facedetect/models/default.json"]),
+                         ("1,200 rounds", first["data/models/rounds1200.json"]),
+                         ("1,500 rounds", later["data/models/rounds1500_fa025.json"])):
+        read = [recall_at(curve, a) for a in ALARM_LEVELS]
+        assert equal_alarms[label] == ["-" if r is None else f"{r:.3f}" for r in read]

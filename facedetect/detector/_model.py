@@ -42,7 +42,7 @@ class HaarDetectorModel:
     >>> model = HaarDetectorModel.load(
     ...     importlib.resources.files("facedetect") / "models" / "default.json")
     >>> model.window, model.n_stumps, model.cost
-    ((24, 24), 900, (1.0, 10.0))
+    ((24, 24), 1500, (1.0, 10.0))
     >>> windows = np.full((2, 24, 24), 128, np.uint8)
     >>> model.decision_function(windows).shape
     (2,)

@@ -90,7 +90,7 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
     >>> thresholds, quantile, loss = soft_rejection_thresholds(
     ...     model, faces, threshold=-50.0, max_loss=0.0, reference=-np.inf)
     >>> thresholds.shape, quantile, loss
-    ((900,), 0.0, 0.0)
+    ((1500,), 0.0, 0.0)
     """
     scores = _setting_scores(model, face_windows, reference)
     if scores is None:

@@ -88,13 +88,13 @@ class TrainConfig:
     >>> config.algorithm, config.uses_exact, config.as_dict()["cost"]
     ('db', False, [1, 10])
     >>> TrainConfig().rounds, TrainConfig().bootstrap_rounds   # the command's recipe
-    (900, 4)
+    (1500, 4)
     >>> resolved_window(TrainConfig(), wild_faces=True).window
     (24, 24)
     """
 
     cost: tuple[float, float] = (1.0, 1.0)
-    rounds: int = 900
+    rounds: int = 1500
     algorithm: str = "db"
     selection: str = "root"
     holdout: float = 0.25

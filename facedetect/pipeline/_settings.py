@@ -17,8 +17,9 @@ __all__ = ["CASCADE_LIMITS", "CascadeConfig", "DEFAULT_MEMORY_GB", "RUN_LIMITS",
 
 # On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
 # haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
-# haarcascade_frontalface_alt2.xml 0.465: the default stays below the quieter one.
-TARGET_FALSE_ALARMS_PER_MPX = 0.45
+# haarcascade_frontalface_alt2.xml 0.465; issue 35 asks for at most 0.25, and the recipe
+# aims at that on its calibration pictures (0.45, below alt2, until 2026-11-29).
+TARGET_FALSE_ALARMS_PER_MPX = 0.25
 # Memory for the training features, GiB, before compact features spill to a file.
 DEFAULT_MEMORY_GB = 3.0
 # A stage needs this many negatives to measure its false-alarm rate; fewer means the
