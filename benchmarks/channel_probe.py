@@ -97,6 +97,16 @@ def check_channels() -> None:
     assert np.allclose(flat[:, 1:], 0.0), "a flat window has gradients"
 
 
+def arm_rows(results: dict) -> list[str]:
+    """The table row of each arm of a probe's results (rounds, the four rates, channel
+    stumps, fit seconds)."""
+    return [f"| {name} | {row['rounds']} | {row['tpr_at_hard_0.01']:.3f} | "
+            f"{row['tpr_at_hard_0.05']:.3f} | {row['tpr_at_random_0.001']:.3f} | "
+            f"{row['tpr_at_random_0.0001']:.3f} | {row['channel_stumps']} | "
+            f"{row['fit_seconds']} |"
+            for name, row in results.items() if isinstance(row, dict) and "rounds" in row]
+
+
 def main(argv=None) -> dict:
     from facedetect.haar import feature_matrix, haar_feature_pool
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -144,12 +154,7 @@ def main(argv=None) -> dict:
              "hard negatives / random windows; AdaBoostDB, cost 1,1.\n",
              "| arm | rounds | hard 1% | hard 5% | random 0.1% | random 0.01% | channel stumps | "
              "fit s |", "|---" * 8 + "|"]
-    for name, row in results.items():
-        if isinstance(row, dict) and "rounds" in row:
-            lines.append(f"| {name} | {row['rounds']} | {row['tpr_at_hard_0.01']:.3f} | "
-                         f"{row['tpr_at_hard_0.05']:.3f} | {row['tpr_at_random_0.001']:.3f} | "
-                         f"{row['tpr_at_random_0.0001']:.3f} | "
-                         f"{row['channel_stumps']} | {row['fit_seconds']} |")
+    lines += arm_rows(results)
     write_results(args.label, results, "\n".join(lines) + "\n")
     return results
 

@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from .common import machine, write_results
+from .channel_probe import arm_rows
 from .lever_probe import WINDOW, rates, windows_for_probe
 
 
@@ -121,13 +122,7 @@ def _table(args, results: dict) -> str:
              "hard negatives / random windows; AdaBoostDB, cost 1,1.\n",
              "| channel features a round: share, count | rounds | hard 1% | hard 5% | random 0.1% | "
              "random 0.01% | channel stumps | fit s |", "|---" * 8 + "|"]
-    for name, row in results.items():
-        if isinstance(row, dict) and "rounds" in row:
-            lines.append(f"| {name} | {row['rounds']} | {row['tpr_at_hard_0.01']:.3f} | "
-                         f"{row['tpr_at_hard_0.05']:.3f} | {row['tpr_at_random_0.001']:.3f} | "
-                         f"{row['tpr_at_random_0.0001']:.3f} | "
-                         f"{row['channel_stumps']} | {row['fit_seconds']} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + arm_rows(results)) + "\n"
 
 
 if __name__ == "__main__":
