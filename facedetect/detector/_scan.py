@@ -123,26 +123,41 @@ def _cascade_levels(model, threshold: float, early_rejection: bool) -> np.ndarra
     return levels
 
 
-def _corner_offsets(rects: np.ndarray, stride: int, tilted=None, block_size: int = 0,
-                    channels=None) -> np.ndarray:
-    """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
-    top-left corner, in an integral image with rows ``stride`` long, in the order of
-    :func:`~facedetect.haar._features.corner_weights` (the kernels add ``a - b - c + d``).
-    A tilted stump's corners (``tilted``) are in the tilted integral image, and a channel
-    feature's (``channels``) in its channel's, which follow the upright one
-    ``block_size`` apart in :func:`~facedetect.haar._channels.integral_blocks`' order."""
+def _corner_geometry(rects: np.ndarray, tilted=None, channels=None):
+    """``(xs, ys, blocks)``: the ``(n_stumps, 4, 4)`` corner coordinates of each
+    rectangle of each stump, in the order of
+    :func:`~facedetect.haar._features.corner_weights` (the kernels add ``a - b - c + d``),
+    and the integral block each stump reads: a tilted stump's corners (``tilted``) are in
+    the tilted integral image, and a channel feature's (``channels``) in its channel's,
+    in :func:`~facedetect.haar._channels.integral_blocks`' order. They do not depend on
+    the image, so a scanner works them out once (:func:`_corner_offsets` places them)."""
     rect = tuple(rects[..., k] for k in range(4))
-    upright = np.stack([cy * stride + cx for cx, cy, _ in corner_weights(rect, False)],
-                       axis=-1).astype(np.int64)
-    tilted = np.zeros(len(rects), bool) if tilted is None else np.asarray(tilted, bool)
-    channels = np.full(len(rects), -1) if channels is None else np.asarray(channels)
-    if not tilted.any() and not (channels >= 0).any():
-        return upright
-    turned = np.stack([cy * stride + cx for cx, cy, _ in corner_weights(rect, True)],
-                      axis=-1)
+    n = len(rects)
+    tilted = np.zeros(n, bool) if tilted is None else np.asarray(tilted, bool)
+    channels = np.full(n, -1) if channels is None else np.asarray(channels)
+    upright, turned = (np.stack([np.stack([cx, cy]) for cx, cy, _ in
+                                 corner_weights(rect, kind)], axis=-1)
+                       for kind in (False, True))
+    xs, ys = np.where(tilted[:, None, None], turned, upright).astype(np.int64)
     blocks, _ = integral_blocks(tilted, channels)
-    return (blocks[:, None, None] * block_size
-            + np.where(tilted[:, None, None], turned, upright)).astype(np.int64)
+    return xs, ys, np.asarray(blocks, np.int64)
+
+
+def _corner_offsets(geometry, stride: int, block_size: int = 0) -> np.ndarray:
+    """``(n_stumps, 4, 4)`` flat offsets of each rectangle's corners from a window's
+    top-left corner, for :func:`_corner_geometry`'s ``geometry`` in integral images with
+    rows ``stride`` long that follow one another ``block_size`` apart (the upright sums,
+    then the tilted ones and the channels', as :meth:`LevelScanner._strip_integrals`
+    lays them out).
+
+    Examples
+    --------
+    >>> rects = np.array([[[1, 2, 3, 4]] * 4])   # one stump: a 3x4 rectangle at (1, 2)
+    >>> _corner_offsets(_corner_geometry(rects), stride=10)[0, 0].tolist()
+    [21, 24, 61, 64]
+    """
+    xs, ys, blocks = geometry
+    return blocks[:, None, None] * block_size + ys * stride + xs
 
 
 # The row and window kernels come in two builds (:mod:`._scan_kernels`). A parallel region
@@ -175,6 +190,8 @@ class LevelScanner:
                                      else parallel_min_windows)
         self.threshold = float(threshold)
         self.arrays = _stump_arrays(model)
+        (rects, tilted, channels), *_ = self.arrays
+        self.geometry = _corner_geometry(rects, tilted, channels)
         self.has_tilted = bool(np.any(model.tilted))
         self.has_channels = bool(np.any(model.channels >= 0))
         self._stumps_by_stride = {}
@@ -258,8 +275,8 @@ class LevelScanner:
         if stumps is None:
             if len(self._stumps_by_stride) >= 64:   # bounded over many image sizes
                 self._stumps_by_stride.clear()
-            (rects, tilted, channels), *rest = self.arrays
-            offsets = _corner_offsets(rects, stride, tilted, key[1], channels)
+            _, *rest = self.arrays
+            offsets = _corner_offsets(self.geometry, stride, key[1])
             stumps = self._stumps_by_stride[key] = (offsets, *rest)
         return stumps
 
