@@ -235,6 +235,27 @@ def test_soft_rejection_loses_at_most_its_budget_of_the_faces_above_the_threshol
     np.testing.assert_array_equal(accepted, should)
 
 
+def test_soft_rejection_takes_the_first_quantile_within_budget_as_a_linear_scan_does(model,
+                                                                                     cbcl, seen):
+    """Oracle (brute force): the bisection over ``QUANTILES`` picks the quantile a scan from
+    the boldest down picks, for several budgets, with that quantile's levels and loss."""
+    from facedetect.detector._pruning import QUANTILES, soft_rejection_thresholds
+    faces = seen[cbcl.labels == 1]
+    scores = model.running_scores(faces)
+    threshold = float(np.quantile(scores[:, -1], 0.3))
+    setting = scores[scores[:, -1] > 0.0]
+    above = scores[scores[:, -1] > threshold]
+    margin = 1e-9 * float(np.sum(model.alphas))
+    losses = [float((above < np.quantile(setting, q, axis=0) - margin).any(axis=1).mean())
+              for q in QUANTILES]
+    for budget in (0.0, 0.003, 0.01, 0.02, 0.05, 0.5):
+        first = next(k for k, loss in enumerate(losses) if loss <= budget)
+        levels, quantile, loss = soft_rejection_thresholds(model, faces, threshold, budget)
+        assert quantile == QUANTILES[first] and loss == pytest.approx(losses[first])
+        np.testing.assert_allclose(
+            levels, np.quantile(setting, QUANTILES[first], axis=0) - margin, rtol=0, atol=1e-9)
+
+
 def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut):
     """Below the training faces' lowest final score the learnt levels move down with the
     threshold, so the threshold keeps its meaning."""

@@ -15,6 +15,8 @@ largest quantile on ``QUANTILES`` that rejects at most ``max_loss`` of the train
 the model accepts at ``threshold``. The faces a detector reports score well above the
 lowest training face, so a budget of half a percent there buys a scan about four times as
 fast (49 s to 12 s over the held-out pictures, docs/detector-training.md).
+``QUANTILES`` is a fine grid, so that the thresholds spend the budget rather than stop
+where a coarse grid's next step would overspend it.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ def _margin(model) -> float:
 
 
 # Quantiles tried by soft rejection, from the boldest down: the first whose loss is within
-# budget is kept (0, the minimum, always is).
-QUANTILES = (0.05, 0.03, 0.02, 0.015, 0.01, 0.007, 0.005, 0.003, 0.002, 0.001, 0.0005, 0.0)
+# budget is kept (0, the minimum, always is). A step of 0.001: the early running scores
+# take few values (sums of a handful of alphas), so a coarser grid can stop far short of
+# the budget (0.02 spent 2.5% of a 4% budget on the default model, where 0.025 spends
+# 3.9% and evaluates a quarter fewer stumps a window).
+QUANTILES = tuple(round(0.001 * k, 3) for k in range(50, 0, -1)) + (0.0005, 0.0)
 
 
 def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
@@ -97,8 +102,18 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
         return None
     accepted = scores[scores[:, -1] > threshold]
     every_level = np.quantile(scores, QUANTILES, axis=0) - _margin(model)
-    for quantile, levels in zip(QUANTILES, every_level):
-        loss = float(np.mean((accepted < levels).any(axis=1))) if len(accepted) else 0.0
-        if loss <= max_loss:
-            return levels, quantile, loss
-    raise AssertionError("the minimum rejects no face")   # QUANTILES ends with 0
+
+    def loss_at(k: int) -> float:
+        return (float(np.mean((accepted < every_level[k]).any(axis=1)))
+                if len(accepted) else 0.0)
+
+    # A bolder quantile raises every level, so the loss never falls along QUANTILES: the
+    # first within budget is found by bisection (the last, the minimum, loses nothing).
+    low, high = 0, len(QUANTILES) - 1
+    while low < high:
+        middle = (low + high) // 2
+        if loss_at(middle) <= max_loss:
+            high = middle
+        else:
+            low = middle + 1
+    return every_level[low], QUANTILES[low], loss_at(low)
