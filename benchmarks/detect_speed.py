@@ -39,8 +39,7 @@ def main(argv=None) -> dict:
         idle, busy = results["idle"][name], results["one_core_busy"][name]
         lines.append(f"| {name} | {idle:.4f} | {idle / results['idle'][reference]:.2f}x | "
                      f"{busy:.4f} | {busy / results['one_core_busy'][reference]:.2f}x |")
-    write_results(args.label, results, "\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(args.label, results, "\n".join(lines) + "\n")   # and prints it
     return results
 
 

@@ -651,7 +651,6 @@ def test_bad_annotation_lines_are_refused_with_their_number(tmp_path, line):
 
 
 def test_duplicate_and_outside_boxes_are_refused(tmp_path):
-    from facedetect.detector._image_evaluation import scan_dataset
     path = tmp_path / "boxes.txt"
     path.write_text("a.png 1 2 30 40\nb.png 1 1 9 9\na.png 1 2 30 40\n")
     with pytest.raises(FacedetectError, match="boxes.txt:3: the same box twice for a.png"):

@@ -203,3 +203,25 @@ def test_the_rounds_tables_are_the_benchmark_runs():
                          ("1,500 rounds", later["data/models/rounds1500_fa025.json"])):
         read = [recall_at(curve, a) for a in ALARM_LEVELS]
         assert equal_alarms[label] == ["-" if r is None else f"{r:.3f}" for r in read]
+
+
+def test_the_soft_rejection_tables_are_the_benchmark_runs():
+    """Soft rejection on a fine grid (2026-11-29): both tables are their runs'."""
+    depth = _table("detector-training.md", "| model | stumps a window | still running after 5")
+    models = json.loads((RESULTS / "rejection_depth.json").read_text())["models"]
+    for row, path in (("900 rounds (shipped until 2026-11-29 morning)", "/tmp/default900.json"),
+                      ("1,500 rounds, quantile 0.02 (shipped until now)",
+                       "/tmp/default1500.json"),
+                      ("1,500 rounds, quantile 0.025 (the recipe now)",
+                       "data/models/default_fine.json")):
+        run = models[path]
+        assert depth[row] == [f"{run['mean_stumps']:.2f}"] + [
+            f"{run['running_after'][t]:.3f}" for t in ("5", "20", "100")] + [
+            f"{run['share_in_first_20']:.2f}"]
+    at_own_point = _table("detector-training.md", "| model (soft-rejection quantile) |")
+    levers = json.loads((RESULTS / "levers_fine.json").read_text())
+    for row, path in (("default, quantile 0.02 (before)", "/tmp/default1500.json"),
+                      ("default, quantile 0.025 (now)", "data/models/default_fine.json"),
+                      ("haar, quantile 0.03 (before)", "/tmp/haar1500.json"),
+                      ("haar, quantile 0.032 (now)", "data/models/haar_fine.json")):
+        assert at_own_point[row][:7] == _levers_row(levers, path)
