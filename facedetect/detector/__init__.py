@@ -2,14 +2,16 @@
 evaluation on annotated images and export to OpenCV. The detector reads model files and
 never imports the trainer."""
 
-# facedetect.detect is .api.detect, a function; the scan over scales is .multiscale.
+# facedetect.detect is ._api.detect, a function; the scan over scales is ._multiscale,
+# what it returns ._detections.
 import lazy_loader
 
 # Imported on first use (scikit-image's lazy loader), so that a command's --help
 # and the front door start without numpy, numba and OpenCV.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     '_api': ['Detector', 'load_model', 'shipped_model_path'],
-    '_multiscale': ['Detections', 'Face', 'detect_faces', 'params_for', 'scanner_for'],
+    '_detections': ['Detections', 'Face'],
+    '_multiscale': ['detect_faces', 'params_for', 'scanner_for'],
     '_params': ['DetectionParams'],
     '_model': ['HaarDetectorModel'],
 })
