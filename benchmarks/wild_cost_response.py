@@ -60,8 +60,8 @@ def errors(path: Path) -> dict:
     import facedetect
     from facedetect.data import load_cbcl
     from facedetect.data._cbcl import framed_windows
-    from facedetect.data._wild_faces import (eye_line_for, face_windows, find_faces,
-                                            load_wild_faces)
+    from facedetect.data._face_windows import eye_line_for, face_windows
+    from facedetect.data._wild_faces import find_faces, load_wild_faces
     from facedetect.pipeline._wild import heldout_faces
     model = facedetect.load_model(path)
     framing = model.framing

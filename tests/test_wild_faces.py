@@ -15,8 +15,9 @@ from PIL import Image
 from skimage.transform import AffineTransform, warp
 
 from facedetect.data import load_cbcl
-from facedetect.data._wild_faces import (FRAMING, WildFaces, face_windows, find_faces,
-                                        heldout_mask, load_wild_faces, window_transform)
+from facedetect.data._cbcl import FRAMING
+from facedetect.data._face_windows import face_windows, window_transform
+from facedetect.data._wild_faces import WildFaces, find_faces, heldout_mask, load_wild_faces
 from facedetect.detector._model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.pipeline._wild import crop_recall, eyes_found, split_wild_faces

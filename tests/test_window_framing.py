@@ -7,7 +7,7 @@ import pytest
 from skimage.transform import AffineTransform, warp
 
 from facedetect.data._cbcl import FRAMING, framed_windows
-from facedetect.data._wild_faces import eye_line_for, window_transform
+from facedetect.data._face_windows import eye_line_for, window_transform
 from facedetect.detector._multiscale import box_mapping, params_for, window_to_box
 from facedetect.modelfile._detection import detection_section, framing_box
 from facedetect.detector._model import HaarDetectorModel

@@ -1,6 +1,6 @@
 """Pyramid levels: an image resized to each scale the detector scans.
 
-A training face is area-averaged down to the window (``data/_wild_faces.py``), so the
+A training face is area-averaged down to the window (``data/_face_windows.py``), so the
 pictures it is compared with must be too: a bilinear resize reads only the four pixels
 nearest each sample, and a picture shrunk by 3 keeps all its grain and halftone
 (aliasing) where the faces the model learnt from had none. ``"area"`` levels are area

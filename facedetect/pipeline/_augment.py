@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from ..data._cbcl import FRAMING
-from ..data._wild_faces import eye_line_for, face_windows
+from ..data._face_windows import eye_line_for, face_windows
 
 MAX_ANGLE = 8.0    # degrees either way
 MAX_SCALE = 0.06   # relative, either way

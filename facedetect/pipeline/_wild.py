@@ -14,8 +14,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..data._cbcl import FRAMING
+from ..data._face_windows import eye_line_for, face_windows
 from ..data._wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFaces,
-                               calibration_mask, eye_line_for, face_windows, heldout_mask)
+                               calibration_mask, heldout_mask)
 from ..detector._api import Detector
 from ..detector._multiscale import params_for
 from ..errors import FacedetectError
