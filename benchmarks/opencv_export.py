@@ -21,6 +21,7 @@ Run: ``FACEDETECT_NEGATIVES=../shared/datasets/negatives python -m benchmarks.op
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -171,6 +172,7 @@ def main(argv=None) -> dict:
                 run_cascade(classifier, images, args.repeat)[1], 3)
     results["staged_curve"] = staged_curve(model, images, folder)
     print(results["staged_curve"], flush=True)
+    shutil.rmtree(folder, ignore_errors=True)   # the XMLs are loaded or measured by now
     results["stumps_per_window"] = stumps_per_window(
         model, exported_form(model, None)[1])
     print(results["stumps_per_window"], flush=True)

@@ -73,8 +73,9 @@ def depth(path: str) -> dict:
     import facedetect
     from facedetect.detector._multiscale import params_for, scanner_for
     model = facedetect.load_model(path)
-    scanner = scanner_for(model, params_for(model))
-    scores = model.running_scores(sample_windows(scanner.window, params_for(model)))
+    params = params_for(model)
+    scanner = scanner_for(model, params)
+    scores = model.running_scores(sample_windows(scanner.window, params))
     stopped_at = stopping_stumps(scores, scanner.coarse_reject_at)
     evaluated = np.minimum(stopped_at + 1, model.n_stumps)
     rejection = (model.detection or {}).get("rejection", {})
