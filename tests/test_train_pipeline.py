@@ -576,3 +576,66 @@ def test_a_checkpoint_from_before_tilted_features_resumes(small_cbcl, tmp_path,
                              progress=False).model
     whole = train_detector(plain_config((1, 10), 5), data, progress=False).model
     assert resumed.alphas.tobytes() == whole.alphas.tobytes()
+
+
+def test_the_jitter_shift_moves_faces_further_on_the_same_draws():
+    import cv2
+
+    from facedetect.pipeline import _augment as augment
+    rng = lambda: np.random.default_rng(augment.SEED_OFFSET)   # noqa: E731
+    near, far = augment.jitter_transforms(500, rng()), augment.jitter_transforms(500, rng(), 1.5)
+    # The same seed draws the same turns and scales; the shifts only go further.
+    np.testing.assert_array_equal(near[:, :2], far[:, :2])
+    np.testing.assert_allclose(far[:, 2:], near[:, 2:] * 2, atol=1e-12)
+    assert np.abs(near[:, 2:]).max() <= 0.75 < np.abs(far[:, 2:]).max() <= 1.5
+    assert not augment.jitter_transforms(50, rng(), 0.0)[:, 2:].any()
+    # Oracle: a pure 1.5 px shift of a face is OpenCV's warp by that translation.
+    face = np.random.default_rng(1).integers(0, 256, (19, 19), dtype=np.uint8)
+    variant = augment.jittered_faces(face[None], 3, seed=0, max_shift=1.5)[2]
+    angle, scale, dx, dy = augment.jitter_transforms(
+        3, np.random.default_rng(augment.SEED_OFFSET), 1.5)[2]
+    matrix = cv2.getRotationMatrix2D((9.0, 9.0), angle, scale)
+    matrix[:, 2] += (dx, dy)
+    np.testing.assert_array_equal(variant, cv2.warpAffine(
+        face, matrix, (19, 19), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT_101))
+
+
+def test_the_jitter_shift_is_the_recipes_and_its_flag_sets_it():
+    from facedetect.cli._main import build_parser
+    from facedetect.pipeline._config import (CBCL_JITTER_SHIFT, WILD_JITTER_SHIFT,
+                                             check_config, resolved_window)
+    for_opencv = TrainConfig(channels=False)
+    assert resolved_window(for_opencv, wild_faces=True).jitter_shift == WILD_JITTER_SHIFT
+    assert resolved_window(for_opencv, wild_faces=False).jitter_shift == CBCL_JITTER_SHIFT
+    assert resolved_window(TrainConfig(), wild_faces=True).jitter_shift == CBCL_JITTER_SHIFT
+    assert resolved_window(TrainConfig(jitter_shift=2.0), True).jitter_shift == 2.0
+    parser = build_parser()
+    assert parser.parse_args(["train"]).jitter_shift is None
+    assert parser.parse_args(["train", "--jitter-shift", "0.75"]).jitter_shift == 0.75
+    for bad in (-0.5, 4.5, float("nan"), "far"):
+        with pytest.raises(FacedetectError, match="jitter_shift"):
+            check_config(TrainConfig(jitter_shift=bad))
+
+
+def test_a_checkpoint_from_before_the_jitter_shift_resumes_as_075(small_cbcl, tmp_path,
+                                                                interrupt_after_two_rounds):
+    # Checkpoints written before the field existed jittered their faces up to 0.75 px.
+    from facedetect.modelfile._io import digest
+    data = load_cbcl(small_cbcl)
+    out = tmp_path / "m.json"
+    config = plain_config((1, 10), 5, jitter=1)
+    with pytest.raises(FacedetectError, match="interrupted"):
+        train_detector(config, data, out=out, progress=False)
+    checkpoint = tmp_path / "m.json.checkpoint.json"
+    document = json.loads(checkpoint.read_text())
+    assert document["config"].pop("jitter_shift") == 0.75
+    document.pop("sha256")
+    document["sha256"] = digest(document)
+    checkpoint.write_text(json.dumps(document))
+    interrupt_after_two_rounds()
+    with pytest.raises(FacedetectError, match="different settings \\(jitter_shift\\)"):
+        train_detector(plain_config((1, 10), 5, jitter=1, jitter_shift=1.5), data, out=out,
+                       resume=True, progress=False)
+    resumed = train_detector(config, data, out=out, resume=True, progress=False).model
+    whole = train_detector(config, data, progress=False).model
+    assert resumed.alphas.tobytes() == whole.alphas.tobytes()

@@ -578,3 +578,22 @@ def test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model(
     with pytest.raises(FacedetectError, match=r"different settings \(grain"):
         train_detector(replace(config, grain=5.0), data, faces=faces, out=out, resume=True,
                        progress=False, negatives=negatives)
+
+
+def test_the_wild_faces_move_as_far_as_the_jitter_shift_says():
+    # Oracle: each training window is the crop cut by window_transform with the seeded
+    # draw, its shift as asked; the held-out windows never move.
+    from facedetect.data._face_windows import eye_line_for
+    from facedetect.pipeline._augment import WILD_SEED_OFFSET, jitter_transforms
+    crops = [smooth_crop(60, k) for k in range(30)]
+    eyes = np.tile([22.0, 25.0, 38.0, 25.0], (30, 1))
+    names = [f"face{k}" for k in range(30)]
+    faces = WildFaces(crops, eyes, names, names, [""] * 30, "f", "0" * 64)
+    near = split_wild_faces(faces, (24, 24), False, 1, 0, framing=2.2)
+    far = split_wild_faces(faces, (24, 24), False, 1, 0, framing=2.2, max_shift=1.5)
+    assert np.array_equal(near.heldout, far.heldout)
+    trained = faces.subset(~heldout_mask(faces.groups))
+    draws = jitter_transforms(len(trained), np.random.default_rng(WILD_SEED_OFFSET), 1.5)
+    expected, _ = face_windows(trained, (24, 24), draws, None, 2.2, eye_line_for(2.2))
+    np.testing.assert_array_equal(far.train, expected)
+    assert not np.array_equal(far.train, near.train)

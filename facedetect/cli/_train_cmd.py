@@ -12,8 +12,8 @@ from pathlib import Path
 from .._utils.atomic import exclusive_output
 from ..errors import FacedetectError
 from ..modelfile._registry import ALGORITHMS as REGISTRY
-from ..pipeline._config import (ALGORITHM_CHOICES, WILD_FRAMING, WILD_WINDOW, TrainConfig,
-                               check_config)
+from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMING,
+                               WILD_JITTER_SHIFT, WILD_WINDOW, TrainConfig, check_config)
 from ..pipeline._settings import (DEFAULT_MEMORY_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
                                  RunOptions)
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
@@ -100,6 +100,12 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                        metavar="N",
                        help="also train on N slightly turned, scaled and shifted copies of "
                             f"every training face, 0..100 (default {RECIPE.jitter})")
+    group.add_argument("--jitter-shift", type=field_type("jitter_shift"), default=None,
+                       metavar="PX",
+                       help="the jitter's largest shift, in window pixels either way, "
+                            f"0..4 (default {WILD_JITTER_SHIFT:g} with faces from the wild "
+                            f"and --no-channels, for OpenCV's scan; else "
+                            f"{CBCL_JITTER_SHIFT:g}, and for a cascade)")
     group.add_argument("--grain", type=field_type("grain"), default=RECIPE.grain,
                        metavar="SD",
                        help="Gaussian grain on the windows of the faces from the wild and "

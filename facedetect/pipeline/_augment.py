@@ -2,7 +2,7 @@
 
 Faces in photographs are rarely aligned as exactly as the CBCL crops: heads tilt, and the
 scanner meets a face only at the pyramid's scales and the grid's positions. Training on
-faces turned by a few degrees, resized by a few percent and moved by a fraction of a pixel
+faces turned by a few degrees, resized by a few percent and moved by a pixel or so
 teaches the detector to accept them (Rowley, Baluja and Kanade trained on such variants).
 """
 
@@ -13,10 +13,11 @@ import numpy as np
 
 from ..data._cbcl import FRAMING
 from ..data._face_windows import eye_line_for, face_windows
+from ._jitter import CBCL_JITTER_SHIFT, MAX_ANGLE, MAX_SCALE
 
-MAX_ANGLE = 8.0    # degrees either way
-MAX_SCALE = 0.06   # relative, either way
-MAX_SHIFT = 0.75   # pixels, either way, along each axis
+# The shift's default, in window pixels either way along each axis: CBCL's recipe (the
+# recipe for OpenCV's format moves its faces further: TrainConfig.jitter_shift).
+MAX_SHIFT = CBCL_JITTER_SHIFT
 # The jitter draws from its own stream, apart from the split's (which uses the seed itself).
 SEED_OFFSET = 12345
 WILD_SEED_OFFSET = 54321
@@ -29,15 +30,27 @@ POSTERIZE_STREAM = 4   # which windows are posterised, and how: its own stream (
 POSTERIZE_LEVELS = (4, 8)
 
 
-def jitter_transforms(count: int, rng: np.random.Generator) -> np.ndarray:
-    """``(count, 4)`` random transforms: angle in degrees, scale, x shift, y shift."""
+def jitter_transforms(count: int, rng: np.random.Generator,
+                      max_shift: float = MAX_SHIFT) -> np.ndarray:
+    """``(count, 4)`` random transforms: angle in degrees, scale, x shift, y shift (each
+    shift uniform within ``max_shift`` pixels either way).
+
+    Examples
+    --------
+    >>> t = jitter_transforms(1000, np.random.default_rng(0), max_shift=1.5)
+    >>> t.shape, bool(np.abs(t[:, 2:]).max() <= 1.5), bool(np.abs(t[:, 2:]).max() > 1.4)
+    ((1000, 4), True, True)
+    """
+    # The same seed draws the same numbers whatever max_shift is: every face is moved
+    # the same way, only further.
     return np.column_stack([rng.uniform(-MAX_ANGLE, MAX_ANGLE, count),
                             1.0 + rng.uniform(-MAX_SCALE, MAX_SCALE, count),
-                            rng.uniform(-MAX_SHIFT, MAX_SHIFT, count),
-                            rng.uniform(-MAX_SHIFT, MAX_SHIFT, count)])
+                            rng.uniform(-max_shift, max_shift, count),
+                            rng.uniform(-max_shift, max_shift, count)])
 
 
-def jittered_faces(faces: np.ndarray, copies: int, seed: int) -> np.ndarray:
+def jittered_faces(faces: np.ndarray, copies: int, seed: int,
+                   max_shift: float = MAX_SHIFT) -> np.ndarray:
     """``copies`` randomly turned, scaled and shifted variants of every face.
 
     Parameters
@@ -45,6 +58,7 @@ def jittered_faces(faces: np.ndarray, copies: int, seed: int) -> np.ndarray:
     faces : (n, h, w) uint8 array
     copies : variants per face
     seed : the run's seed; the same seed gives the same variants
+    max_shift : the largest shift either way along each axis, in pixels
 
     Returns
     -------
@@ -54,7 +68,8 @@ def jittered_faces(faces: np.ndarray, copies: int, seed: int) -> np.ndarray:
     n, height, width = faces.shape
     if copies <= 0 or n == 0:
         return np.empty((0, height, width), np.uint8)
-    transforms = jitter_transforms(n * copies, np.random.default_rng(SEED_OFFSET + seed))
+    transforms = jitter_transforms(n * copies, np.random.default_rng(SEED_OFFSET + seed),
+                                   max_shift)
     centre = ((width - 1) / 2.0, (height - 1) / 2.0)
     out = np.empty((n * copies, height, width), np.uint8)
     for k, (angle, scale, dx, dy) in enumerate(transforms):
@@ -143,14 +158,15 @@ def degraded(windows: np.ndarray, grain: float, posterize: float, seed: int,
 
 def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int,
                           grain: float = 0.0, posterize: float = 0.0,
-                          framing: float = FRAMING):
+                          framing: float = FRAMING, max_shift: float = MAX_SHIFT):
     """One training window per face with landmarks (:mod:`facedetect.data._wild_faces`):
     turned to level eyes and framed from them, then, with ``jitter`` > 0, turned, scaled
     and shifted at random as :func:`jitter_transforms` draws, with ``mirror`` flipped
     left to right at random (half of them), and with ``grain`` > 0 :func:`grained` up to
     that sd, and ``posterize`` > 0 :func:`posterized` in that fraction. One view per
     face: 24,000 faces already vary more than eight views of one face do, and every view
-    costs boosting time. ``framing``: the window's width in eye distances.
+    costs boosting time. ``framing``: the window's width in eye distances;
+    ``max_shift``: the jitter's largest shift in window pixels.
 
     Returns
     -------
@@ -158,7 +174,7 @@ def wild_training_windows(faces, window, mirror: bool, jitter: int, seed: int,
     kept : (n,) bool array, False for the faces whose window left their crop (skipped)
     """
     rng = np.random.default_rng(WILD_SEED_OFFSET + seed)
-    transforms = jitter_transforms(len(faces), rng) if jitter else None
+    transforms = jitter_transforms(len(faces), rng, max_shift) if jitter else None
     flips = rng.random(len(faces)) < 0.5 if mirror else None
     windows, kept = face_windows(faces, window, transforms, flips, framing,
                                  eye_line_for(framing))

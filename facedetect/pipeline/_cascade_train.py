@@ -26,8 +26,8 @@ from ._bootstrap import NegativeSet
 from ._cascade_checkpoint import load_cascade_checkpoint
 from ._cascade import (StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
-from ._config import (TrainConfig, check_config, check_data, feature_types, split_indices,
-                     training_windows)
+from ._config import (CBCL_JITTER_SHIFT, TrainConfig, check_config, check_data,
+                      feature_types, split_indices, training_windows)
 from ._settings import (DEFAULT_MEMORY_GB, DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig,
                        RunOptions)
 from ._storage import FeatureSource, memory_bytes
@@ -88,15 +88,16 @@ def cascade_samples(data, config: TrainConfig, wild_faces=None) -> _CascadeSampl
                               "holdout, or add positives")
     ones = np.ones(len(images), np.int8)
     faces, _ = training_windows(images[train], ones[train], config.mirror, config.jitter,
-                                config.seed)
+                                config.seed, config.jitter_shift)
     # The held-out positives as the scanner meets them: an object is seen by windows up
     # to a pixel and a scale step off, so they get the training ones' mirror and jitter.
     held_faces, _ = training_windows(images[held], ones[held], config.mirror, config.jitter,
-                                     config.seed + 1)
+                                     config.seed + 1, config.jitter_shift)
     window = (images.shape[2], images.shape[1])
     wild = None
     if wild_faces is not None:
-        wild = split_wild_faces(wild_faces, window, config.mirror, config.jitter, config.seed)
+        wild = split_wild_faces(wild_faces, window, config.mirror, config.jitter, config.seed,
+                                max_shift=config.jitter_shift)
         faces = np.concatenate([faces, wild.train])
         held_faces = np.concatenate([held_faces, wild.heldout])
     return _CascadeSamples(faces, held_faces, negatives, (images.shape[2], images.shape[1]),
@@ -210,9 +211,11 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     check_config(config)
     # A cascade's faces are not grained nor posterised, so its record says none whatever
     # the one-stage recipe's default is; its pool is the basic one unless tilted or channel
-    # features are asked for.
+    # features are asked for, and its faces move as CBCL's recipe moves them unless a
+    # shift is asked for.
+    shift = CBCL_JITTER_SHIFT if config.jitter_shift is None else config.jitter_shift
     config = replace(config, grain=0.0, posterize=0.0, tilted=bool(config.tilted),
-                     channels=bool(config.channels))
+                     channels=bool(config.channels), jitter_shift=float(shift))
     cascade.check()
     options.check()
     if negatives is None or not negatives.mining:

@@ -115,13 +115,18 @@ def remove_checkpoint(path) -> None:
         temp.unlink(missing_ok=True)
 
 
+# What a run did before a field existed: no tilted nor channel features, and faces
+# jittered up to 0.75 px.
+LEGACY_FIELDS = {"tilted": False, "channels": False, "jitter_shift": 0.75}
+
+
 def saved_config(saved, config: dict):
-    """A checkpoint's config as this version writes ``config``: one saved before the
-    ``tilted`` or ``channels`` field existed trained without them (False)."""
+    """A checkpoint's config as this version writes ``config``: one saved before a field
+    of :data:`LEGACY_FIELDS` existed trained as it says."""
     if isinstance(saved, dict):
-        for name in ("tilted", "channels"):
+        for name, value in LEGACY_FIELDS.items():
             if name in config and name not in saved:
-                saved = {**saved, name: False}
+                saved = {**saved, name: value}
     return saved
 
 

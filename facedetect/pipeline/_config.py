@@ -17,6 +17,7 @@ from ..modelfile._schema import CALIBRATIONS, CBCL_WINDOW
 from ..modelfile._registry import ALGORITHMS
 from ..limits import check_limited
 from ..training._splits import balanced_subset, stratified_holdout
+from ._jitter import CBCL_JITTER_SHIFT, WILD_JITTER_SHIFT
 
 # The estimators, OpenCV and scikit-learn load when a run needs them, not when a
 # command reads its flags (TrainConfig's defaults are the command's).
@@ -55,6 +56,10 @@ class TrainConfig:
     mirror, jitter : bool, int
         Also train on every face mirrored, and on ``jitter`` turned, scaled and shifted
         copies of each.
+    jitter_shift : float or None
+        The jitter's largest shift, in window pixels either way along each axis (None:
+        :data:`WILD_JITTER_SHIFT` with faces from the wild and no channel features,
+        else :data:`CBCL_JITTER_SHIFT`, and for a cascade; :func:`resolved_window`).
     calibration_split, prior, calibration, threshold_rule
         The window operating point (see the comments below).
     exact : bool
@@ -102,6 +107,7 @@ class TrainConfig:
     seed: int = 0
     mirror: bool = True
     jitter: int = 3
+    jitter_shift: float | None = None
     # Gaussian grain on the windows of the faces from the wild and on the mined negatives
     # alike, each window its own sd up to this many grey levels; 0: none. Measured on
     # grainy held-out crops (docs/detector-training.md); not used without wild faces or mining.
@@ -188,6 +194,10 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     (False, True)
     >>> config.channels, resolved_window(TrainConfig(), wild_faces=True).channels
     (False, True)
+    >>> config.jitter_shift, resolved_window(TrainConfig(), wild_faces=True).jitter_shift
+    (0.75, 0.75)
+    >>> resolved_window(TrainConfig(channels=False), wild_faces=True).jitter_shift
+    1.5
     """
     window = tuple(config.window or (WILD_WINDOW if wild_faces else (CBCL_WINDOW,) * 2))
     if window[0] != window[1]:
@@ -200,8 +210,11 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
                               "or give the faces)")
     tilted = wild_faces if config.tilted is None else config.tilted
     channels = wild_faces if config.channels is None else config.channels
+    shift = config.jitter_shift
+    if shift is None:
+        shift = WILD_JITTER_SHIFT if wild_faces and not channels else CBCL_JITTER_SHIFT
     return replace(config, window=window, framing=float(framing), tilted=bool(tilted),
-                   channels=bool(channels))
+                   channels=bool(channels), jitter_shift=float(shift))
 
 
 def feature_types(config: TrainConfig) -> tuple[str, ...]:
@@ -227,18 +240,18 @@ def calibrates_on_wild_faces(config: TrainConfig) -> bool:
 
 
 def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = False,
-                     jitter: int = 0, seed: int = 0):
+                     jitter: int = 0, seed: int = 0, max_shift: float = CBCL_JITTER_SHIFT):
     """The training windows and labels; with ``mirror`` each face also appears flipped
     left to right (a face seen in a mirror is still a face, and frontal faces are near
     symmetric, so this doubles the positives at no labelling cost); with ``jitter`` N,
-    N slightly turned, scaled and shifted copies of each of those faces follow
-    (:mod:`._augment`). Non-faces are left alone: their count already outnumbers the faces."""
+    N slightly turned, scaled and shifted (up to ``max_shift`` pixels) copies of each of
+    those faces follow (:mod:`._augment`). Non-faces are left alone: their count already outnumbers the faces."""
     faces = images[labels == 1]
     if mirror:
         faces = np.concatenate([faces, faces[:, :, ::-1]])
     if jitter:
         from ._augment import jittered_faces
-        faces = np.concatenate([faces, jittered_faces(faces, jitter, seed)])
+        faces = np.concatenate([faces, jittered_faces(faces, jitter, seed, max_shift)])
     added = faces[int((labels == 1).sum()):]
     return (np.concatenate([images, added]),
             np.concatenate([labels, np.ones(len(added), labels.dtype)]))
@@ -300,6 +313,7 @@ FIELD_LIMITS = {
     "prior": ("float", 1e-12, 1.0 - 1e-12, "[]", True),
     "seed": ("int", 0, 2 ** 32 - 1, "[]", False),
     "jitter": ("int", 0, 100, "[]", False),
+    "jitter_shift": ("float", 0.0, 4.0, "[]", True),
     "grain": ("float", 0.0, 100.0, "[]", False),
     "posterize": ("float", 0.0, 1.0, "[]", False),
     "framing": ("float", 1.0, 3.0, "[]", True),

@@ -201,7 +201,7 @@ def _training_faces(config: TrainConfig, cbcl, faces, train, held):
     # docs/detector-training.md).
     boosted = train if trains_cbcl_faces(config) else train[cbcl.labels[train] == 0]
     base = training_windows(framed.images[boosted], cbcl.labels[boosted], config.mirror,
-                            config.jitter, config.seed)
+                            config.jitter, config.seed, config.jitter_shift)
     held_faces = framed.images[held[cbcl.labels[held] == 1]]
     wild = None
     if faces is not None:
@@ -209,7 +209,8 @@ def _training_faces(config: TrainConfig, cbcl, faces, train, held):
         # boosting, not on CBCL's faces cut tighter than it.
         wild = split_wild_faces(faces, config.window, config.mirror, config.jitter,
                                 config.seed, config.grain, config.posterize, config.framing,
-                                calibrate=calibrates_on_wild_faces(config))
+                                calibrate=calibrates_on_wild_faces(config),
+                                max_shift=config.jitter_shift)
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])

@@ -20,7 +20,7 @@ from ..data._wild_faces import (CALIBRATION_FRACTION, HELDOUT_FRACTION, WildFace
 from ..detector._api import Detector
 from ..detector._multiscale import params_for
 from ..errors import FacedetectError
-from ._augment import wild_training_windows
+from ._augment import MAX_SHIFT, wild_training_windows
 
 
 class _WildSplit(NamedTuple):
@@ -35,13 +35,15 @@ class _WildSplit(NamedTuple):
 
 def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
                      seed: int, grain: float = 0.0, posterize: float = 0.0,
-                     framing: float = FRAMING, calibrate: bool = False) -> _WildSplit:
+                     framing: float = FRAMING, calibrate: bool = False,
+                     max_shift: float = MAX_SHIFT) -> _WildSplit:
     """Training windows of the faces outside the held-out part (``grain`` and
     ``posterize``: see :func:`._augment.degraded`), and the held-out faces' plain windows
     (level eyes, no jitter, no mirror, no grain, all grey levels), each window
     ``framing`` eye distances wide. With ``calibrate``, the faces of
     :func:`~facedetect.data._wild_faces.calibration_mask` are not trained on: their plain
-    windows calibrate the window operating point.
+    windows calibrate the window operating point. ``max_shift``: the jitter's largest
+    shift, in window pixels.
 
     Examples
     --------
@@ -58,7 +60,7 @@ def split_wild_faces(faces: WildFaces, window, mirror: bool, jitter: int,
     calibrating = calibration_mask(faces.groups) if calibrate else np.zeros_like(held)
     train_windows, kept = wild_training_windows(faces.subset(~held & ~calibrating), window,
                                                 mirror, jitter, seed, grain, posterize,
-                                                framing)
+                                                framing, max_shift)
     held_windows, held_kept = face_windows(faces.subset(held), window, framing=framing,
                                            eye_line=eye_line_for(framing))
     calibration_windows, calibration_kept = face_windows(
