@@ -113,19 +113,19 @@ def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParam
     Levels are scanned side by side (:mod:`._level_pool`) and come back in order. With
     ``step="auto"`` the geometry is OpenCV's ``detectMultiScale`` too, so that an
     exported cascade finds the same boxes: the scale as a float32, level sizes and boxes
-    rounded from it, ``INTER_LINEAR_EXACT`` resizing, no window on a level's last row or
-    column, and (the scanner's part, :func:`scanner_for`) no window of a standard
-    deviation of at most 10 grey levels nor, along a row, the one after a window the
-    first stage rejects."""
+    rounded from it, ``INTER_LINEAR_EXACT`` resizing, a window at every position that
+    fits (the level's last row and column too), and (the scanner's part,
+    :func:`scanner_for`) no window of a standard deviation of at most 10 grey levels nor,
+    along a row, the one after a window the first stage rejects."""
     height, width = grey.shape
     win_w, win_h = scanner.window
-    like_opencv = int(params.step == "auto")   # 1: one row and column fewer
+    like_opencv = params.step == "auto"
     levels = []
     for scale in pyramid_scales(width, height, (win_w, win_h), params):
         if like_opencv:
             scale = float(np.float32(scale))
         level_w, level_h = int(round(width / scale)), int(round(height / scale))
-        if level_h - win_h + 1 - like_opencv < 1 or level_w - win_w + 1 - like_opencv < 1:
+        if level_h < win_h or level_w < win_w:
             break
         levels.append((scale, level_w, level_h))
     workers = min(level_threads(), len(levels))
@@ -136,14 +136,15 @@ def _scan_levels(grey: np.ndarray, scanner: LevelScanner, params: DetectionParam
     yield from ordered_map(scan, levels, workers)
 
 
-def _scan_level(grey, scanner: LevelScanner, params: DetectionParams, like_opencv: int,
+def _scan_level(grey, scanner: LevelScanner, params: DetectionParams, like_opencv: bool,
                 pyramid: Pyramid | None, level_size, serial: bool = False):
     """One level of :func:`_scan_levels` (``serial``: the kernels on this thread only)."""
     scale, level_w, level_h = level_size
     height, width = grey.shape
     win_w, win_h = scanner.window
-    window_rows, window_cols = (level_h - win_h + 1 - like_opencv,
-                                level_w - win_w + 1 - like_opencv)
+    # OpenCV 4 scores the windows on a level's last row and column too (measured with a
+    # cascade that accepts every window: tests/test_staging.py).
+    window_rows, window_cols = level_h - win_h + 1, level_w - win_w + 1
     if pyramid is not None:
         level = pyramid.level((level_w, level_h))
     else:
@@ -156,9 +157,6 @@ def _scan_level(grey, scanner: LevelScanner, params: DetectionParams, like_openc
     found = [scanner.scan(level, step, row, min(row + STRIP_ROWS, window_rows), serial=serial)
              for row in range(0, window_rows, STRIP_ROWS)]
     xs, ys, scores = (np.concatenate([f[k] for f in found]) for k in range(3))
-    if like_opencv:
-        inside = xs < window_cols
-        xs, ys, scores = xs[inside], ys[inside], scores[inside]
     factors = (scale, scale) if like_opencv else (width / level_w, height / level_h)
     return level, factors, xs, ys, scores, scanned
 
