@@ -225,3 +225,23 @@ def test_the_soft_rejection_tables_are_the_benchmark_runs():
                       ("haar, quantile 0.03 (before)", "/tmp/haar1500.json"),
                       ("haar, quantile 0.032 (now)", "data/models/haar_fine.json")):
         assert at_own_point[row][:7] == _levers_row(levers, path)
+
+
+def test_the_jitter_shift_tables_are_the_benchmark_runs():
+    """Faces shifted further (2026-11-29): the held-out table is levers_shift's run, and
+    the equal-alarm table reads its curves."""
+    at_own_point = _table("detector-training.md", "| model (largest shift) |")
+    levers = json.loads((RESULTS / "levers_shift.json").read_text())
+    for row, path in (("default (0.75 px, shipped)", "data/models/default_fine.json"),
+                      ("default (1.5 px)", "data/models/default_shift.json"),
+                      ("haar (0.75 px, shipped until now)", "data/models/haar_fine.json"),
+                      ("haar (1.5 px, shipped)", "data/models/haar_shift.json")):
+        assert at_own_point[row][:7] == _levers_row(levers, path)
+    curves = json.loads((RESULTS / "lever_curves_shift.json").read_text())["curves"]
+    equal = _table("detector-training.md", "| model | crops, 0.75 px | crops, 1.5 px |")
+    for row, alarms in (("default, our scan, at 0.2323 FA/Mpx", 0.2323),
+                        ("default, our scan, at 0.1548 FA/Mpx", 0.1548)):
+        read = [c["recall"][[round(a, 4) for a in c["alarms"]].index(alarms)]
+                for c in (curves["facedetect/models/default.json"],
+                          curves["data/models/default_shift.json"])]
+        assert equal[row] == [f"{r:.4f}" for r in read]
