@@ -44,6 +44,15 @@ def _levers_row(levers: dict, path: str) -> list[str]:
     return cells + [f"{alarms['clean']:.3f}", f"{speed[path] / speed['OpenCV default']:.2f}x"]
 
 
+def _check_levers_table(header_start: str, results: str, rows) -> None:
+    """Each ``(row, model path)`` of detector-training.md's table under ``header_start``
+    opens with that model's cells in the ``benchmarks.levers`` run ``results``."""
+    table = _table("detector-training.md", header_start)
+    levers = json.loads((RESULTS / results).read_text())
+    for row, path in rows:
+        assert table[row][:7] == _levers_row(levers, path), row
+
+
 def test_the_tilted_feature_tables_are_the_benchmark_runs():
     levers = json.loads((RESULTS / "levers_tilted.json").read_text())
     curves = json.loads((RESULTS / "lever_curves_tilted.json").read_text())
@@ -188,14 +197,12 @@ def test_the_figure_check_finds_a_wrong_figure():
 
 def test_the_rounds_tables_are_the_benchmark_runs():
     """More rounds and the 0.25 target (2026-11-29): each row of both tables is its run's."""
-    at_own_point = _table("detector-training.md", "| model (rounds, target) |")
     equal_alarms = _table("detector-training.md", "| held-out crops found at equal false "
                                                   "alarms (FA/Mpx on held-out pictures) |")
-    levers = json.loads((RESULTS / "levers_rounds1500_fa025.json").read_text())  # all three
-    for row, path in (("900, 0.45 (shipped before)", "facedetect/models/default.json"),
-                      ("1,200, 0.45", "data/models/rounds1200.json"),
-                      ("1,500, 0.25 (the recipe now)", "data/models/rounds1500_fa025.json")):
-        assert at_own_point[row][:7] == _levers_row(levers, path)
+    _check_levers_table("| model (rounds, target) |", "levers_rounds1500_fa025.json",
+                        (("900, 0.45 (shipped before)", "facedetect/models/default.json"),
+                         ("1,200, 0.45", "data/models/rounds1200.json"),
+                         ("1,500, 0.25 (the recipe now)", "data/models/rounds1500_fa025.json")))
     later = json.loads((RESULTS / "lever_curves_rounds1500_fa025.json").read_text())["curves"]
     first = json.loads((RESULTS / "lever_curves_rounds1200.json").read_text())["curves"]
     for label, curve in (("900 rounds", later["facedetect/models/default.json"]),
@@ -218,25 +225,21 @@ def test_the_soft_rejection_tables_are_the_benchmark_runs():
         assert depth[row] == [f"{run['mean_stumps']:.2f}"] + [
             f"{run['running_after'][t]:.3f}" for t in ("5", "20", "100")] + [
             f"{run['share_in_first_20']:.2f}"]
-    at_own_point = _table("detector-training.md", "| model (soft-rejection quantile) |")
-    levers = json.loads((RESULTS / "levers_fine.json").read_text())
-    for row, path in (("default, quantile 0.02 (before)", "/tmp/default1500.json"),
-                      ("default, quantile 0.025 (now)", "data/models/default_fine.json"),
-                      ("haar, quantile 0.03 (before)", "/tmp/haar1500.json"),
-                      ("haar, quantile 0.032 (now)", "data/models/haar_fine.json")):
-        assert at_own_point[row][:7] == _levers_row(levers, path)
+    _check_levers_table("| model (soft-rejection quantile) |", "levers_fine.json",
+                        (("default, quantile 0.02 (before)", "/tmp/default1500.json"),
+                         ("default, quantile 0.025 (now)", "data/models/default_fine.json"),
+                         ("haar, quantile 0.03 (before)", "/tmp/haar1500.json"),
+                         ("haar, quantile 0.032 (now)", "data/models/haar_fine.json")))
 
 
 def test_the_jitter_shift_tables_are_the_benchmark_runs():
     """Faces shifted further (2026-11-29): the held-out table is levers_shift's run, and
     the equal-alarm table reads its curves."""
-    at_own_point = _table("detector-training.md", "| model (largest shift) |")
-    levers = json.loads((RESULTS / "levers_shift.json").read_text())
-    for row, path in (("default (0.75 px, shipped)", "data/models/default_fine.json"),
-                      ("default (1.5 px)", "data/models/default_shift.json"),
-                      ("haar (0.75 px, shipped until now)", "data/models/haar_fine.json"),
-                      ("haar (1.5 px, shipped)", "data/models/haar_shift.json")):
-        assert at_own_point[row][:7] == _levers_row(levers, path)
+    _check_levers_table("| model (largest shift) |", "levers_shift.json",
+                        (("default (0.75 px, shipped)", "data/models/default_fine.json"),
+                         ("default (1.5 px)", "data/models/default_shift.json"),
+                         ("haar (0.75 px, shipped until now)", "data/models/haar_fine.json"),
+                         ("haar (1.5 px, shipped)", "data/models/haar_shift.json")))
     curves = json.loads((RESULTS / "lever_curves_shift.json").read_text())["curves"]
     equal = _table("detector-training.md", "| model | crops, 0.75 px | crops, 1.5 px |")
     for row, alarms in (("default, our scan, at 0.2323 FA/Mpx", 0.2323),
