@@ -600,7 +600,7 @@ def test_the_jitter_shift_moves_faces_further_on_the_same_draws():
         face, matrix, (19, 19), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT_101))
 
 
-def test_the_jitter_shift_is_the_recipes_and_its_flag_sets_it():
+def test_the_jitter_shift_is_the_recipes_and_its_flag_sets_it(capsys):
     from facedetect.cli._main import build_parser
     from facedetect.pipeline._config import (CBCL_JITTER_SHIFT, WILD_JITTER_SHIFT,
                                              check_config, resolved_window)
@@ -612,6 +612,10 @@ def test_the_jitter_shift_is_the_recipes_and_its_flag_sets_it():
     parser = build_parser()
     assert parser.parse_args(["train"]).jitter_shift is None
     assert parser.parse_args(["train", "--jitter-shift", "0.75"]).jitter_shift == 0.75
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--jitter-shift", "9"])
+    # a flag always carries a value: its message offers the range only, never None
+    assert "jitter_shift must be a number in [0, 4], got 9.0" in capsys.readouterr().err
     for bad in (-0.5, 4.5, float("nan"), "far"):
         with pytest.raises(FacedetectError, match="jitter_shift"):
             check_config(TrainConfig(jitter_shift=bad))

@@ -148,11 +148,12 @@ def field_type(name: str, limits: dict | None = None):
     :data:`~facedetect.pipeline._config.FIELD_LIMITS`; ``RUN_LIMITS`` and
     ``CASCADE_LIMITS`` of :mod:`facedetect.pipeline._settings`), checked by the library's
     own check."""
-    from ..pipeline._config import FIELD_LIMITS, check_field   # plain data: no numba here
+    from ..pipeline._config import FIELD_LIMITS   # plain data: no numba here
     from ..limits import check_limited
-    table = FIELD_LIMITS if limits is None else limits
-    check = check_field if limits is None else (lambda n, v: check_limited(n, v, table))
-    kind = table[name][0]
+    kind, low, high, ends, _ = (FIELD_LIMITS if limits is None else limits)[name]
+    # A flag always carries a value: its message must not offer None, which the
+    # library's field may take (the recipe's choice) but the command line cannot.
+    flag_limits = {name: (kind, low, high, ends, False)}
 
     def parse(text: str):
         try:
@@ -161,7 +162,7 @@ def field_type(name: str, limits: dict | None = None):
             what = "an integer" if kind == "int" else "a finite number"
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         try:
-            return check(name, value)
+            return check_limited(name, value, flag_limits)
         except FacedetectError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     parse.__name__ = name   # argparse names the type in its messages
