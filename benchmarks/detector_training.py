@@ -23,6 +23,7 @@ from pathlib import Path
 
 from facedetect.data._negatives import find_negatives, negative_files, split_negatives
 from facedetect.detector._multiscale import detect_faces, params_for
+from facedetect.modelfile._detection import without_stump_lists
 from facedetect.images import read_grey
 from facedetect.detector._model import HaarDetectorModel
 
@@ -125,7 +126,7 @@ def main(argv=None) -> dict:
         result["dev"] = dev_images(out, Path(args.dev))
         point = HaarDetectorModel.load(out).image_point
         result["detection"] = None if point is None else {
-            k: v for k, v in point.items() if k not in ("curve", "rejection", "stages")}
+            k: v for k, v in without_stump_lists(point).items() if k != "curve"}
         results["runs"][name] = result
         print(json.dumps(result, indent=2), flush=True)
     first = next(iter(results["runs"].values()))

@@ -254,6 +254,12 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     rejection = detection["rejection"]
     assert rejection["at_threshold"] == detection["threshold"] and rejection["max_loss"] > 0
     assert "false_alarms_per_megapixel_when_chosen" in detection
+    # the OpenCV export's own levels, learnt at its threshold; the summary leaves the
+    # per-stump lists out
+    opencv = detection["opencv"]
+    assert opencv["rejection"]["at_threshold"] == pytest.approx(opencv["threshold"], abs=1e-6)
+    assert len(opencv["rejection"]["thresholds"]) == 3
+    assert "rejection" not in summary["detection"]["opencv"]
     # scanned, and to be scanned, on area-averaged levels, as its faces were made
     assert detection["pyramid"] == "area"
 

@@ -333,9 +333,9 @@ def _cluster(args, options: RunOptions):
 def _image_point(model) -> dict | None:
     """The image operating point as the summary reports it: without the per-stump
     rejection thresholds and cascade stages."""
+    from ..modelfile._detection import without_stump_lists
     point = model.image_point
-    return None if point is None else {k: v for k, v in point.items()
-                                       if k not in ("rejection", "stages")}
+    return None if point is None else without_stump_lists(point)
 
 
 def _report(args, out, config: TrainConfig, result) -> None:

@@ -30,8 +30,9 @@ from ..modelfile._io import reseal
 from ._multiscale import params_for
 from ._scan import reject_levels
 
-# Stumps at each cut: about 20 stumps a window of the training negative pictures against
-# the soft cascade's 8 (benchmarks/opencv_export.py measures other schedules: 16 to 22).
+# Stumps at each cut: about 36 stumps a window of the training negative pictures against
+# the soft cascade's 12 for haar.json (benchmarks/opencv_export.py measures other
+# schedules: 33 to 38).
 DEFAULT_CUTS = (4, 8, 16, 32, 64, 128, 256, 512)
 
 
@@ -121,6 +122,8 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
         if key in features:
             features[key] = [features[key][t] for t in order]
     document["detection"].pop("rejection", None)
+    if "opencv" in document["detection"]:   # its levels are per stump of the one stage
+        document["detection"]["opencv"].pop("rejection", None)
     document.pop("operating_point", None)
     document["detection"]["stages"] = [
         {"stumps": int(c), "threshold": stage_threshold(model, levels, c)}
@@ -128,14 +131,29 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
     return type(model).from_document(reseal(document))
 
 
-def exported_form(model, threshold: float | None = None, one_stage: bool = False):
+def with_export_levels(model):
+    """``model`` carrying the rejection levels its OpenCV export stages at: those learnt at
+    the export's own threshold (``detection.opencv.rejection``) where the model has them,
+    else its own, learnt at ``detect``'s threshold."""
+    point = model.detection.get("opencv") or {}
+    if "rejection" not in point:
+        return model
+    return model.with_detection({"rejection": point["rejection"]})
+
+
+def exported_form(model, threshold: float | None = None, one_stage: bool = False,
+                  detect_levels: bool = False):
     """``(model to write, last-stage threshold)`` for an OpenCV export: a one-stage model
     with learnt rejection staged (:func:`staged_model`) at its OpenCV operating point
-    (``detection.opencv``) unless ``one_stage``; any other model as it is, at the threshold
-    ``detect`` uses. ``threshold`` overrides either."""
-    if model.stages or one_stage or model.rejection is None:
+    (``detection.opencv``: its threshold, cuts and, unless ``detect_levels``, the
+    rejection levels learnt there) unless ``one_stage``; any other model as it is, at the
+    threshold ``detect`` uses. ``threshold`` overrides either (the levels stay those
+    learnt at the recorded one)."""
+    levelled = model if detect_levels else with_export_levels(model)
+    if model.stages or one_stage or levelled.rejection is None:
         return model, params_for(model, threshold=threshold).threshold
     point = model.detection.get("opencv")
     if threshold is None:
         threshold = point["threshold"] if point else params_for(model).threshold
-    return staged_model(model, threshold, point["cuts"] if point else DEFAULT_CUTS), threshold
+    return staged_model(levelled, threshold, point["cuts"] if point else DEFAULT_CUTS), threshold
+

@@ -166,6 +166,19 @@ def _window_threshold(document: dict, stages) -> float:
     return float(stages[-1]["threshold"]) if stages else 0.0
 
 
+def without_stump_lists(detection: dict) -> dict:
+    """``detection`` as a summary shows it: without its lists of one number per stump
+    (the rejection levels, the export's own levels) and the cascade stages.
+
+    >>> without_stump_lists({"threshold": 1.0, "rejection": {}, "opencv": {"rejection": {}}})
+    {'threshold': 1.0, 'opencv': {}}
+    """
+    kept = {k: v for k, v in detection.items() if k not in ("rejection", "stages")}
+    if "opencv" in kept:
+        kept["opencv"] = {k: v for k, v in kept["opencv"].items() if k != "rejection"}
+    return kept
+
+
 def check_detection(path, detection, n_stumps: int):
     """Everything the detector reads besides the stumps' features: the window, framing and
     box mapping, the scan settings, the stages and rejection, checked by type and range."""
@@ -196,11 +209,12 @@ def check_detection(path, detection, n_stumps: int):
     _check_stages(path, detection.get("stages"), n_stumps)
     if "rejection" in detection:
         _check_rejection(path, detection["rejection"], n_stumps)
-    _check_opencv_point(path, detection.get("opencv"))
+    _check_opencv_point(path, detection.get("opencv"), n_stumps)
 
 
-def _check_opencv_point(path, point):
-    """The staged OpenCV export's operating point (:mod:`.pipeline.image_point`)."""
+def _check_opencv_point(path, point, n_stumps: int):
+    """The staged OpenCV export's operating point (:mod:`.pipeline.image_point`), with the
+    rejection levels its stages are cut at where it has its own."""
     if point is None:
         return
     if not (isinstance(point, dict) and is_finite(point.get("threshold"))
@@ -210,6 +224,8 @@ def _check_opencv_point(path, point):
         fail(path, "detection.opencv needs a finite threshold, min_neighbors 0..1000, a "
                    "scale_factor in [{0:g}, {1:g}] and a list of stage cuts".format(
                        *SCAN_LIMITS["scale_factor"][1:3]))
+    if "rejection" in point:
+        _check_rejection(path, point["rejection"], n_stumps, "detection.opencv.rejection")
 
 
 def _check_stages(path, stages, n_stumps: int):
@@ -224,7 +240,7 @@ def _check_stages(path, stages, n_stumps: int):
         fail(path, "detection.stages' stump counts must add up to the number of stumps")
 
 
-def _check_rejection(path, rejection, n_stumps: int):
+def _check_rejection(path, rejection, n_stumps: int, name: str = "detection.rejection"):
     """Learnt rejection: a reference sum and one threshold per stump (soft rejection also
     records how it was learnt)."""
     soft = {"quantile", "max_loss", "loss", "at_threshold"}
@@ -234,5 +250,5 @@ def _check_rejection(path, rejection, n_stumps: int):
             and all(is_finite(rejection[k]) for k in soft & set(rejection))
             and is_finite(rejection["reference"])
             and is_list(rejection["thresholds"], is_finite, n_stumps, n_stumps)):
-        fail(path, "detection.rejection must hold a finite reference and one finite "
-                   "threshold per stump")
+        fail(path, f"{name} must hold a finite reference and one finite threshold per "
+                   "stump")

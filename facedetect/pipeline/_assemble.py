@@ -142,7 +142,7 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
                     and not (model.channels >= 0).any()):   # OpenCV holds Haar features only
                 # The staged export's threshold for OpenCV's own scan (export-opencv).
                 opencv = opencv_operating_point(model, run.negatives.calibration, target,
-                                                run.progress, run.warn)
+                                                run.progress, run.warn, train_faces)
                 model = model.with_detection({"opencv": opencv})
     except KeyboardInterrupt:
         raise run.interrupted(state, "while choosing the image operating point") from None

@@ -204,32 +204,65 @@ OPENCV_SEARCH_BELOW = 10.0
 
 
 def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
-                           progress: bool = False, warn=None) -> dict:
+                           progress: bool = False, warn=None,
+                           train_faces: np.ndarray | None = None) -> dict:
     """The last-stage threshold of the staged OpenCV export (:mod:`..detector._staging`),
     chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
     at its defaults: the lowest threshold whose false alarms per megapixel on the
     calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3
     neighbours), are at most ``target`` from there up; then the rate at that threshold,
     with the stage levels it bakes in, measured again. The scan runs the staged cascade
-    in our scanner, which keeps the windows OpenCV keeps (tests/test_staging.py)."""
+    in our scanner, which keeps the windows OpenCV keeps (tests/test_staging.py).
+
+    With ``train_faces``, the stages are cut at soft-rejection levels learnt at the
+    export's own threshold (``SOFT_REJECTION_LOSS`` of the training faces accepted there),
+    recorded as the point's ``rejection``. The search scan learns them at its lowest
+    candidate, where the budget counts more faces of low scores and so leaves lower levels
+    (``haar.json``: quantile 0.016 against 0.025, lower at every stump): a search more
+    permissive than the export, whose threshold errs high (0.218 false alarms per
+    megapixel at the target 0.25). Without faces, the stages are
+    cut at ``detect``'s levels, learnt at its own threshold, which reject more of the
+    faces the export accepts (5.95% of the training faces for ``haar.json``,
+    docs/cascades.md)."""
     from ..detector._staging import DEFAULT_CUTS, staged_model
     image_threshold = float(model.detection["threshold"])
     low = image_threshold - OPENCV_SEARCH_BELOW
     params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,
                              scale_factor=OPENCV_SCALE_FACTOR, step="auto",
                              min_size=max(model.window), pyramid="linear")
-    raw, megapixels, floor = scan_pictures_bounded(staged_model(model, low), pictures,
-                                                   params, progress, warn)
+    raw, megapixels, floor = scan_pictures_bounded(
+        staged_model(_levels_at(model, train_faces, low), low), pictures, params, progress,
+        warn)
     low = max(low, float(np.nextafter(floor, np.inf)))   # counted in full from here up
     thresholds = np.linspace(low, max(low, image_threshold + 2.0), N_CANDIDATES)
     rates = rates_down_to_target(raw, megapixels, thresholds, target, OPENCV_MIN_NEIGHBORS,
                                  0.0)
     threshold = float(thresholds[choose_image_threshold(thresholds, rates, target)])
     params.threshold = threshold
-    raw, _ = scan_pictures(staged_model(model, threshold), pictures, params,
+    levelled = _levels_at(model, train_faces, threshold)
+    raw, _ = scan_pictures(staged_model(levelled, threshold), pictures, params,
                            progress, warn)
     rate = false_alarm_rates(raw, megapixels, [threshold], OPENCV_MIN_NEIGHBORS, 0.0)[0]
-    return {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,
-            "scale_factor": OPENCV_SCALE_FACTOR, "cuts": list(DEFAULT_CUTS),
-            "target_false_alarms_per_megapixel": target,
-            "false_alarms_per_megapixel": round(float(rate), 4)}
+    if rate > target:
+        (warn or (lambda line: None))(
+            f"warning: the OpenCV export raises {rate:.3g} false alarms per megapixel of "
+            f"the calibration pictures at its threshold {threshold:.4g}, over the target "
+            f"{target:g}")
+    point = {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,
+             "scale_factor": OPENCV_SCALE_FACTOR, "cuts": list(DEFAULT_CUTS),
+             "target_false_alarms_per_megapixel": target,
+             "false_alarms_per_megapixel": round(float(rate), 4)}
+    if levelled is not model:
+        point["rejection"] = levelled.detection["rejection"]
+    return point
+
+
+def _levels_at(model, train_faces, threshold: float):
+    """``model`` with soft rejection learnt from ``train_faces`` at ``threshold`` (as it
+    is without faces, or when none of them scores above ``threshold``: no budget to
+    count)."""
+    if train_faces is None or not len(train_faces) or not (
+            model.decision_function(train_faces) > threshold).any():
+        return model
+    return model.with_rejection(train_faces, threshold=threshold,
+                                max_loss=SOFT_REJECTION_LOSS)
