@@ -9,6 +9,11 @@ calibration: this compares levers, it chooses no operating point.
 
 Run: ``python -m benchmarks.lever_curves MODEL ... [--label lever_curves]``
 (``$FACEDETECT_FACES`` and ``$FACEDETECT_NEGATIVES`` as the user sets them).
+``--opencv-export`` measures instead the staged XMLs ``export-opencv`` writes for each
+model (stages cut at the levels learnt at the export's threshold, and with
+``--detect-levels``), run by our scanner as ``detectMultiScale`` runs them (scale 1.1,
+its step, bilinear levels, 3 neighbours: the same windows, tests/test_staging.py), the
+last stage's threshold moved about the exported one.
 """
 
 from __future__ import annotations
@@ -23,15 +28,36 @@ OFFSETS = (-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)   # from each model's own t
 ALARM_LEVELS = (0.25, 0.3, 0.35, 0.4, 0.45)           # where the curves are compared
 
 
-def curve(path: str, held, pictures) -> dict:
-    """``{threshold, recall, alarms}`` lists for one model over ``OFFSETS``."""
+# detectMultiScale's defaults, as the export's operating point assumes them
+OPENCV_SCAN = {"step": "auto", "pyramid": "linear", "min_neighbors": 3,
+               "neighbor_margin": 0.0, "scale_factor": 1.1}
+
+
+def opencv_forms(path: str) -> dict:
+    """``{label: staged model}``: what ``export-opencv`` writes for the model at ``path``,
+    with its stages cut at the export's own levels and at ``detect``'s, set to scan as
+    OpenCV does at the exported threshold."""
+    import facedetect
+    from facedetect.detector._staging import exported_form
+    model = facedetect.load_model(path)
+    forms = {}
+    for label, detect_levels in (("export", False), ("export, detect's levels", True)):
+        staged, threshold = exported_form(model, None, False, detect_levels)
+        forms[f"{path} [{label}]"] = staged.with_detection(dict(OPENCV_SCAN,
+                                                                threshold=threshold))
+    return forms
+
+
+def curve(path: str, held, pictures, model=None) -> dict:
+    """``{threshold, recall, alarms}`` lists for one model (``model``, else the file at
+    ``path``) over ``OFFSETS``."""
     import facedetect
     from facedetect.detector._multiscale import detect_faces, params_for
     from facedetect.images import read_grey
     from facedetect.pipeline._wild import crop_recall
 
     from .wild_detectors import COMPARED, pooled
-    model = facedetect.load_model(path)
+    model = facedetect.load_model(path) if model is None else model
     greys = [read_grey(p) for p in pictures]
     megapixels = sum(g.size for g in greys) / 1e6
     own = params_for(model).threshold
@@ -60,25 +86,45 @@ def recall_at(rows: dict, alarms: float) -> float | None:
     return float(np.interp(alarms, x, y))
 
 
+def _levels(text: str) -> tuple[float, ...]:
+    """``"0.1,0.2"`` as rising false-alarm rates (per Mpx)."""
+    try:
+        levels = tuple(sorted(float(part) for part in text.split(",")))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
+    if not levels or not all(0 <= a < 1e6 for a in levels):   # also refuses NaN
+        raise argparse.ArgumentTypeError(f"rates must be numbers from 0: {text!r}")
+    return levels
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+")
     parser.add_argument("--label", default="lever_curves")
+    parser.add_argument("--alarms", type=_levels, default=ALARM_LEVELS,
+                        help="false alarms per Mpx to compare at, comma-separated "
+                             f"(default {','.join(f'{a:g}' for a in ALARM_LEVELS)})")
+    parser.add_argument("--opencv-export", action="store_true",
+                        help="measure the staged XMLs export-opencv writes (see above)")
     args = parser.parse_args(argv)
     import facedetect
     from facedetect.pipeline._wild import heldout_faces
     faces, pictures = wild_data(None)
     held = heldout_faces(facedetect.load_model(args.models[0]), faces)
-    results = {"machine": machine(), "offsets": OFFSETS,
-               "curves": {path: curve(path, held, pictures) for path in args.models}}
+    results = {"machine": machine(), "offsets": OFFSETS, "alarm_levels": args.alarms,
+               "curves": {}}
+    for path in args.models:
+        forms = opencv_forms(path) if args.opencv_export else {path: None}
+        for label, model in forms.items():
+            results["curves"][label] = curve(label, held, pictures, model)
     lines = [f"# Levers at equal false alarms ({args.label})\n",
              f"Machine: {results['machine']}. Held-out MTFL + Caltech crops found, at the "
              "threshold where the held-out face-free pictures raise the given false alarms "
              "per megapixel (read off each model's curve).\n",
-             "| model | " + " | ".join(f"{a:g} FA/Mpx" for a in ALARM_LEVELS) + " |",
-             "|---" * (len(ALARM_LEVELS) + 1) + "|"]
+             "| model | " + " | ".join(f"{a:g} FA/Mpx" for a in args.alarms) + " |",
+             "|---" * (len(args.alarms) + 1) + "|"]
     for path, rows in results["curves"].items():
-        cells = [recall_at(rows, a) for a in ALARM_LEVELS]
+        cells = [recall_at(rows, a) for a in args.alarms]
         lines.append(f"| {path} | " + " | ".join("-" if c is None else f"{c:.3f}"
                                                 for c in cells) + " |")
     write_results(args.label, results, "\n".join(lines) + "\n")

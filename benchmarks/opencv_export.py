@@ -11,7 +11,9 @@ Run: ``FACEDETECT_NEGATIVES=../shared/datasets/negatives python -m benchmarks.op
   median of ``--repeat``.
 - The staged export's curve inside OpenCV: its last-stage threshold moved from the
   exported one (``SWEEP``), each written and run as above, so its faces can be read at
-  alt2's false positives. This measures; the export's threshold stays the one chosen at
+  alt2's false positives; for the stages cut at the levels learnt at the export's
+  threshold (what ``export-opencv`` writes) and at ``detect``'s levels
+  (``--detect-levels``). This measures; the export's threshold stays the one chosen at
   training on the calibration pictures.
 - Stage cuts: the stumps evaluated per window, from windows of the training negative
   pictures (never the held-out or development ones), for the soft cascade our scanner
@@ -30,7 +32,7 @@ import cv2
 import numpy as np
 
 import facedetect
-from facedetect.detector._staging import exported_form
+from facedetect.detector._staging import exported_form, with_export_levels
 from facedetect.detector._multiscale import box_mapping, window_to_box
 from facedetect.detector._export import export_opencv
 from facedetect.detector._image_evaluation import (evaluation_images, inside_boxes, match,
@@ -71,17 +73,19 @@ SCHEDULES = {"4, 8, 16, ... (shipped)": (4, 8, 16, 32, 64, 128, 256, 512),
 
 
 # offsets from the exported last-stage threshold (the model's sums run to about 40)
-SWEEP = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0)
+SWEEP = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, 10.0)
+# the staged forms export-opencv writes: (label, --detect-levels)
+STAGED = (("staged export", False), ("staged export, detect's levels", True))
 
 
-def staged_curve(model, images, folder: Path) -> list[dict]:
+def staged_curve(model, images, folder: Path, detect_levels: bool = False) -> list[dict]:
     """TPR and false positives (mapped boxes) of the staged XML inside OpenCV at each
     last-stage threshold of ``SWEEP`` from the exported one."""
     scale, shift = box_mapping(model)
     exported = exported_form(model, None)[1]
     rows = []
     for offset in SWEEP:
-        staged, threshold = exported_form(model, exported + offset)
+        staged, threshold = exported_form(model, exported + offset, False, detect_levels)
         path = export_opencv(staged, folder / f"sweep{offset:+g}.xml", threshold)
         boxes, _ = run_cascade(cv2.CascadeClassifier(str(path)), images, 1)
         rows.append({"offset": offset, "threshold": round(threshold, 4),
@@ -146,9 +150,11 @@ def main(argv=None) -> dict:
     model = facedetect.load_model(args.model)
     folder = Path(tempfile.mkdtemp())
     classifiers = {}
-    for label, one_stage in (("staged export", False), ("one-stage export", True)):
-        exported, threshold = exported_form(model, None, one_stage)
-        path = export_opencv(exported, folder / f"{label.split()[0]}.xml", threshold)
+    forms = [(label, False, levels) for label, levels in STAGED] + [
+        ("one-stage export", True, False)]
+    for k, (label, one_stage, detect_levels) in enumerate(forms):
+        exported, threshold = exported_form(model, None, one_stage, detect_levels)
+        path = export_opencv(exported, folder / f"form{k}.xml", threshold)
         classifiers[label] = cv2.CascadeClassifier(str(path))
     classifiers.update({label: cv2.CascadeClassifier(cv2.data.haarcascades + name)
                         for label, name in CASCADES.items()})
@@ -157,7 +163,7 @@ def main(argv=None) -> dict:
     for label, classifier in classifiers.items():
         boxes, seconds = run_cascade(classifier, images, args.repeat)
         row = {"seconds": round(seconds, 3)}
-        if label.endswith("export"):
+        if "export" in label:   # ours: the model's own box mapping
             row["mapped"] = score([window_to_box(b, scale, shift) for b in boxes], images)
         else:
             row["raw"] = score(boxes, images)
@@ -170,11 +176,14 @@ def main(argv=None) -> dict:
         for label, classifier in classifiers.items():
             results["dev"][label]["seconds_busy"] = round(
                 run_cascade(classifier, images, args.repeat)[1], 3)
-    results["staged_curve"] = staged_curve(model, images, folder)
-    print(results["staged_curve"], flush=True)
+    results["staged_curves"] = {label: staged_curve(model, images, folder, levels)
+                                for label, levels in STAGED}
+    print(results["staged_curves"], flush=True)
     shutil.rmtree(folder, ignore_errors=True)   # the XMLs are loaded or measured by now
-    results["stumps_per_window"] = stumps_per_window(
-        model, exported_form(model, None)[1])
+    threshold = exported_form(model, None)[1]
+    results["stumps_per_window"] = {
+        label: stumps_per_window(model if levels else with_export_levels(model), threshold)
+        for label, levels in STAGED}
     print(results["stumps_per_window"], flush=True)
     alt2 = results["dev"]["OpenCV alt2"]["seconds"]
     alt2_busy = results["dev"]["OpenCV alt2"]["seconds_busy"]
@@ -191,19 +200,26 @@ def main(argv=None) -> dict:
                      f"{row['mapped']['false_positives']} | {row['seconds']:.2f} | "
                      f"{row['seconds'] / alt2:.2f}x | {row['seconds_busy'] / alt2_busy:.2f}x |")
     alt2_row = results["dev"]["OpenCV alt2"]
-    lines += ["\nThe staged export's last-stage threshold moved (mapped boxes), and its faces "
-              "at alt2's false positives:\n",
-              "| offset | threshold | TPR | FP |", "|---|---|---|---|"]
-    lines += [f"| {r['offset']:+g} | {r['threshold']:.2f} | {r['tpr']:.3f} | "
-              f"{r['false_positives']} |" for r in results["staged_curve"]]
+    curves = results["staged_curves"]
+    lines += ["\nThe staged exports' last-stage threshold moved (mapped boxes), and their "
+              "faces at alt2's false positives:\n",
+              "| offset | threshold | " + " | ".join(f"{label}: TPR at FP" for label in curves)
+              + " |", "|---|---|" + "---|" * len(curves)]
+    for k, offset in enumerate(SWEEP):
+        cells = [f"{c[k]['tpr']:.3f} at {c[k]['false_positives']}" for c in curves.values()]
+        lines.append(f"| {offset:+g} | {curves['staged export'][k]['threshold']:.2f} | "
+                     + " | ".join(cells) + " |")
     for kind in ("raw", "mapped"):
         budget = alt2_row[kind]["false_positives"]
+        found = "; ".join(f"{label} {tpr_at(c, budget):.3f}" for label, c in curves.items())
         lines.append(f"\nAt alt2's {budget} false positives ({kind} boxes, alt2 "
-                     f"{alt2_row[kind]['tpr']:.3f}): the staged export "
-                     f"{tpr_at(results['staged_curve'], budget):.3f}.")
+                     f"{alt2_row[kind]['tpr']:.3f}): {found}.")
     lines += ["\nStumps evaluated per window of the training negative pictures:\n",
-              "| scan | stumps per window |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in results["stumps_per_window"].items()]
+              "| scan | " + " | ".join(results["stumps_per_window"]) + " |",
+              "|---|" + "---|" * len(results["stumps_per_window"])]
+    per_form = list(results["stumps_per_window"].values())
+    lines += [f"| {k} | " + " | ".join(str(f[k]) for f in per_form) + " |"
+              for k in per_form[0]]
     write_results("opencv_export", results, "\n".join(lines) + "\n")
     return results
 
