@@ -254,6 +254,10 @@ def test_soft_rejection_takes_the_first_quantile_within_budget_as_a_linear_scan_
         assert quantile == QUANTILES[first] and loss == pytest.approx(losses[first])
         np.testing.assert_allclose(
             levels, np.quantile(setting, QUANTILES[first], axis=0) - margin, rtol=0, atol=1e-9)
+    # no face above the threshold: no loss to count, so no levels (not the boldest)
+    above_all = float(scores[:, -1].max())
+    assert soft_rejection_thresholds(model, faces, above_all, 0.04) is None
+    assert model.with_rejection(faces, threshold=above_all, max_loss=0.04) is model
 
 
 def test_lower_thresholds_still_admit_more_windows_with_pruning(model, astronaut):

@@ -79,7 +79,8 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
     -------
     (thresholds, quantile, loss) or None
         The thresholds (one per stump), the quantile taken and the share of the faces
-        above ``threshold`` they reject; None when no face exceeds ``reference``.
+        above ``threshold`` they reject; None when no face exceeds ``reference``, or none
+        exceeds ``threshold`` (no loss to count: any quantile would be within budget).
 
     Examples
     --------
@@ -101,11 +102,12 @@ def soft_rejection_thresholds(model, face_windows: np.ndarray, threshold: float,
     if scores is None:
         return None
     accepted = scores[scores[:, -1] > threshold]
+    if not len(accepted):
+        return None
     every_level = np.quantile(scores, QUANTILES, axis=0) - _margin(model)
 
     def loss_at(k: int) -> float:
-        return (float(np.mean((accepted < every_level[k]).any(axis=1)))
-                if len(accepted) else 0.0)
+        return float(np.mean((accepted < every_level[k]).any(axis=1)))
 
     # A bolder quantile raises every level, so the loss never falls along QUANTILES: the
     # first within budget is found by bisection (the last, the minimum, loses nothing).

@@ -260,9 +260,8 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
 def _levels_at(model, train_faces, threshold: float):
     """``model`` with soft rejection learnt from ``train_faces`` at ``threshold`` (as it
     is without faces, or when none of them scores above ``threshold``: no budget to
-    count)."""
-    if train_faces is None or not len(train_faces) or not (
-            model.decision_function(train_faces) > threshold).any():
+    count, :func:`~facedetect.detector._pruning.soft_rejection_thresholds`)."""
+    if train_faces is None or not len(train_faces):
         return model
     return model.with_rejection(train_faces, threshold=threshold,
                                 max_loss=SOFT_REJECTION_LOSS)
