@@ -28,23 +28,21 @@ OFFSETS = (-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)   # from each model's own t
 ALARM_LEVELS = (0.25, 0.3, 0.35, 0.4, 0.45)           # where the curves are compared
 
 
-# detectMultiScale's defaults, as the export's operating point assumes them
-OPENCV_SCAN = {"step": "auto", "pyramid": "linear", "min_neighbors": 3,
-               "neighbor_margin": 0.0, "scale_factor": 1.1}
-
-
 def opencv_forms(path: str) -> dict:
     """``{label: staged model}``: what ``export-opencv`` writes for the model at ``path``,
     with its stages cut at the export's own levels and at ``detect``'s, set to scan as
     OpenCV does at the exported threshold."""
     import facedetect
     from facedetect.detector._staging import exported_form
+    from facedetect.pipeline._image_point import OPENCV_MIN_NEIGHBORS, OPENCV_SCALE_FACTOR
+    # detectMultiScale's defaults, as the export's operating point assumes them
+    scan = {"step": "auto", "pyramid": "linear", "min_neighbors": OPENCV_MIN_NEIGHBORS,
+            "neighbor_margin": 0.0, "scale_factor": OPENCV_SCALE_FACTOR}
     model = facedetect.load_model(path)
     forms = {}
     for label, detect_levels in (("export", False), ("export, detect's levels", True)):
         staged, threshold = exported_form(model, None, False, detect_levels)
-        forms[f"{path} [{label}]"] = staged.with_detection(dict(OPENCV_SCAN,
-                                                                threshold=threshold))
+        forms[f"{path} [{label}]"] = staged.with_detection(dict(scan, threshold=threshold))
     return forms
 
 
