@@ -13,7 +13,10 @@ Run: ``python -m benchmarks.lever_curves MODEL ... [--label lever_curves]``
 model (stages cut at the levels learnt at the export's threshold, and with
 ``--detect-levels``), run by our scanner as ``detectMultiScale`` runs them (scale 1.1,
 its step, bilinear levels, 3 neighbours: the same windows, tests/test_staging.py), the
-last stage's threshold moved about the exported one.
+last stage's threshold moved about the exported one. ``--posterised`` also scores the
+crops posterised as ``benchmarks.peers`` scores them, at the same thresholds, and reads
+them at the same (clean-picture) false alarms: a lever for posterised faces must not
+buy them with a looser threshold.
 """
 
 from __future__ import annotations
@@ -46,21 +49,24 @@ def opencv_forms(path: str) -> dict:
     return forms
 
 
-def curve(path: str, held, pictures, model=None) -> dict:
+def curve(path: str, held, pictures, model=None, posterised: bool = False,
+          offsets=OFFSETS) -> dict:
     """``{threshold, recall, alarms}`` lists for one model (``model``, else the file at
-    ``path``) over ``OFFSETS``."""
+    ``path``) over ``offsets``; with ``posterised`` also ``posterised_recall``, the crops
+    posterised."""
     import facedetect
     from facedetect.detector._multiscale import detect_faces, params_for
     from facedetect.images import read_grey
     from facedetect.pipeline._wild import crop_recall
 
     from .wild_detectors import COMPARED, pooled
+    from .wild_detectors import posterised as posterise
     model = facedetect.load_model(path) if model is None else model
     greys = [read_grey(p) for p in pictures]
     megapixels = sum(g.size for g in greys) / 1e6
     own = params_for(model).threshold
     rows = {"threshold": [], "recall": [], "alarms": []}
-    for offset in OFFSETS:
+    for offset in offsets:
         params = params_for(model, threshold=own + offset)
         # every held-out crop, as benchmarks.levers scores them (the box-width limit is
         # the median over all of them), pooled over MTFL and Caltech
@@ -68,31 +74,59 @@ def curve(path: str, held, pictures, model=None) -> dict:
         alarms = sum(len(detect_faces(g, model, params).boxes) for g in greys) / megapixels
         rows["threshold"].append(own + offset)
         rows["recall"].append(pooled(found._asdict()["by_source"], COMPARED))
+        # each source's own recall too (UTKFace, Yale B), read at the same false alarms
+        rows.setdefault("by_source", []).append(
+            {source: row["recall"] for source, row in found._asdict()["by_source"].items()})
         rows["alarms"].append(alarms)
+        if posterised:
+            flat = crop_recall(lambda crop: detect_faces(posterise(crop), model, params).boxes,
+                               held)
+            rows.setdefault("posterised_recall", []).append(
+                pooled(flat._asdict()["by_source"], COMPARED))
+        flat_found = [f"{rows['posterised_recall'][-1]:.3f}"] if posterised else []
         print(path, f"{own + offset:.2f}", f"{rows['recall'][-1]:.3f}", f"{alarms:.3f}",
-              flush=True)
+              *flat_found, flush=True)
     return rows
 
 
-def recall_at(rows: dict, alarms: float) -> float | None:
-    """Recall at ``alarms`` false alarms per Mpx, read off the curve linearly (None
-    outside the range measured)."""
+def recall_at(rows: dict, alarms: float, key: str = "recall") -> float | None:
+    """Recall (``rows[key]``) at ``alarms`` false alarms per Mpx, read off the curve
+    linearly (None outside the range measured)."""
     order = np.argsort(rows["alarms"])
-    x, y = np.asarray(rows["alarms"])[order], np.asarray(rows["recall"])[order]
+    x, y = np.asarray(rows["alarms"])[order], np.asarray(rows[key])[order]
     if not x[0] <= alarms <= x[-1]:
         return None
     return float(np.interp(alarms, x, y))
 
 
-def _levels(text: str) -> tuple[float, ...]:
-    """``"0.1,0.2"`` as rising false-alarm rates (per Mpx)."""
+def _numbers(text: str) -> tuple[float, ...]:
+    """``"0.1,0.2"`` as rising finite numbers."""
     try:
-        levels = tuple(sorted(float(part) for part in text.split(",")))
+        numbers = tuple(sorted(float(part) for part in text.split(",")))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from None
-    if not levels or not all(0 <= a < 1e6 for a in levels):   # also refuses NaN
+    if not numbers or not all(abs(n) < 1e6 for n in numbers):   # also refuses NaN, inf
+        raise argparse.ArgumentTypeError(f"numbers must be finite: {text!r}")
+    return numbers
+
+
+def _levels(text: str) -> tuple[float, ...]:
+    """``"0.1,0.2"`` as rising false-alarm rates (per Mpx)."""
+    levels = _numbers(text)
+    if levels[0] < 0:
         raise argparse.ArgumentTypeError(f"rates must be numbers from 0: {text!r}")
     return levels
+
+
+def _table(curves: dict, alarms, key: str) -> list[str]:
+    """Markdown rows: each curve's ``key`` at each of ``alarms`` (after the header)."""
+    lines = ["| model | " + " | ".join(f"{a:g} FA/Mpx" for a in alarms) + " |",
+             "|---" * (len(alarms) + 1) + "|"]
+    for path, rows in curves.items():
+        cells = [recall_at(rows, a, key) for a in alarms]
+        lines.append(f"| {path} | " + " | ".join("-" if c is None else f"{c:.3f}"
+                                                for c in cells) + " |")
+    return lines
 
 
 def main(argv=None) -> dict:
@@ -104,27 +138,31 @@ def main(argv=None) -> dict:
                              f"(default {','.join(f'{a:g}' for a in ALARM_LEVELS)})")
     parser.add_argument("--opencv-export", action="store_true",
                         help="measure the staged XMLs export-opencv writes (see above)")
+    parser.add_argument("--offsets", type=_numbers, default=OFFSETS,
+                        help="thresholds to score, from each model's own, comma-separated "
+                             f"(default {','.join(f'{o:g}' for o in OFFSETS)})")
+    parser.add_argument("--posterised", action="store_true",
+                        help="also the posterised crops at the same false alarms")
     args = parser.parse_args(argv)
     import facedetect
     from facedetect.pipeline._wild import heldout_faces
     faces, pictures = wild_data(None)
     held = heldout_faces(facedetect.load_model(args.models[0]), faces)
-    results = {"machine": machine(), "offsets": OFFSETS, "alarm_levels": args.alarms,
+    results = {"machine": machine(), "offsets": args.offsets, "alarm_levels": args.alarms,
                "curves": {}}
     for path in args.models:
         forms = opencv_forms(path) if args.opencv_export else {path: None}
         for label, model in forms.items():
-            results["curves"][label] = curve(label, held, pictures, model)
+            results["curves"][label] = curve(label, held, pictures, model, args.posterised,
+                                             args.offsets)
     lines = [f"# Levers at equal false alarms ({args.label})\n",
              f"Machine: {results['machine']}. Held-out MTFL + Caltech crops found, at the "
              "threshold where the held-out face-free pictures raise the given false alarms "
-             "per megapixel (read off each model's curve).\n",
-             "| model | " + " | ".join(f"{a:g} FA/Mpx" for a in args.alarms) + " |",
-             "|---" * (len(args.alarms) + 1) + "|"]
-    for path, rows in results["curves"].items():
-        cells = [recall_at(rows, a) for a in args.alarms]
-        lines.append(f"| {path} | " + " | ".join("-" if c is None else f"{c:.3f}"
-                                                for c in cells) + " |")
+             "per megapixel (read off each model's curve).\n"]
+    lines += _table(results["curves"], args.alarms, "recall")
+    if args.posterised:
+        lines += ["", "The same crops posterised (4 grey levels), at the same thresholds:\n",
+                  *_table(results["curves"], args.alarms, "posterised_recall")]
     write_results(args.label, results, "\n".join(lines) + "\n")
     return results
 
