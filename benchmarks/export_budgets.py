@@ -11,12 +11,15 @@ export used before, ``--detect-levels``):
 - stumps evaluated per window of training negative pictures
   (:func:`benchmarks.opencv_export.stumps_per_window`);
 - ``detectMultiScale(grey, 1.1, 3)`` time of each XML against alt2's on training negative
-  pictures, idle and with one core busy.
+  pictures, idle and with one core busy;
+- for the other cut layouts of ``benchmarks.opencv_export.SCHEDULES`` at the same levels,
+  the stumps per window and the faces lost at their cuts (no XML timed).
 
 The held-out crops each finds are measured by ``python -m benchmarks.lever_curves``; the
 development images by ``python -m benchmarks.opencv_export``.
 
-Run: ``FACEDETECT_FACES=... FACEDETECT_NEGATIVES=... python -m benchmarks.export_budgets``
+Run: ``FACEDETECT_FACES=... FACEDETECT_NEGATIVES=... python -m benchmarks.export_budgets
+[--label export_budgets]``
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 from .common import machine, one_core_busy, write_results
 
 BUDGETS = (0.04, 0.03, 0.02, 0.01)
+SHIPPED = "4, 8, 16, ... (shipped)"   # benchmarks.opencv_export.SCHEDULES' shipped cuts
 
 
 def training_faces(model):
@@ -48,19 +52,23 @@ def training_faces(model):
     return base[0][base[1] == 1]
 
 
-def face_losses(model, faces, threshold: float) -> tuple[float, float]:
+def face_losses(model, faces, threshold: float, schedules=None) -> tuple[float, dict]:
     """Share of the faces scoring above ``threshold`` that the model's levels reject:
-    checked at every stump, and at the export's cuts only."""
+    checked at every stump, and ``{schedule: share}`` checked at the cuts only of each of
+    ``schedules`` (``{label: cuts}``; default the export's own cuts, labelled
+    "shipped")."""
     from facedetect.detector._scan import reject_levels
     from facedetect.detector._staging import stage_cuts
+    schedules = schedules or {"shipped": model.detection["opencv"]["cuts"]}
     running = model.running_scores(faces)
     accepted = running[:, -1] > threshold
     above = running >= reject_levels(model, threshold)
     soft = np.logical_and.accumulate(above, axis=1)[:, -1]
-    cuts = [c - 1 for c in stage_cuts(model.n_stumps, model.detection["opencv"]["cuts"])]
-    staged = above[:, cuts[:-1]].all(axis=1)
-    return (round(1 - float(soft[accepted].mean()), 4),
-            round(1 - float(staged[accepted].mean()), 4))
+    staged = {}
+    for label, cuts in schedules.items():
+        checked = [c - 1 for c in stage_cuts(model.n_stumps, cuts)][:-1]
+        staged[label] = round(1 - float(above[accepted][:, checked].all(axis=1).mean()), 4)
+    return round(1 - float(soft[accepted].mean()), 4), staged
 
 
 def seconds(classifier, greys, repeat: int) -> float:
@@ -114,6 +122,14 @@ def markdown(results: dict, faces: int, repeat: int) -> str:
         lines.append(f"| {label} | {row['face_loss_soft']:.4f} | "
                      f"{row['face_loss_staged']:.4f} | {row['stumps_per_window']:.2f} | "
                      f"{row['time_vs_alt2']:.2f}x | {row['time_vs_alt2_busy']:.2f}x |")
+    lines += ["", "Other cut layouts at the same levels (stumps per window; faces lost at "
+              "the cuts):\n", "| stage levels | " + " | ".join(
+                  next(iter(results["forms"].values()))["layouts"]) + " |",
+              "|---" * (1 + len(next(iter(results["forms"].values()))["layouts"])) + "|"]
+    for label, row in results["forms"].items():
+        lines.append(f"| {label} | " + " | ".join(
+            f"{cell['stumps_per_window']:.2f}; {cell['face_loss_staged']:.4f}"
+            for cell in row["layouts"].values()) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -122,12 +138,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--model", default="haar")
     parser.add_argument("--pictures", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--label", default="export_budgets")
     args = parser.parse_args(argv)
     import facedetect
     from facedetect.detector._export import export_opencv
     from facedetect.detector._staging import staged_model
 
-    from .opencv_export import stumps_per_window
+    from .opencv_export import SCHEDULES, stumps_per_window
     model = facedetect.load_model(args.model)
     point = model.detection["opencv"]
     threshold = float(point["threshold"])
@@ -145,11 +162,14 @@ def main(argv=None) -> dict:
         path = export_opencv(staged_model(levelled, threshold, point["cuts"]),
                              folder / f"form{k}.xml", threshold)
         classifiers[label] = cv2.CascadeClassifier(str(path))
-        soft, staged = face_losses(levelled, faces, threshold)
+        soft, staged = face_losses(levelled, faces, threshold, SCHEDULES)
+        work = stumps_per_window(levelled, threshold)
         results["forms"][label] = {
-            "face_loss_soft": soft, "face_loss_staged": staged,
-            "stumps_per_window": stumps_per_window(levelled, threshold)[
-                "4, 8, 16, ... (shipped)"]}
+            "face_loss_soft": soft, "face_loss_staged": staged[SHIPPED],
+            "stumps_per_window": work[SHIPPED],
+            # other cut layouts at the same levels: work and faces lost, no XML timed
+            "layouts": {s: {"stumps_per_window": work[s], "face_loss_staged": staged[s]}
+                        for s in SCHEDULES}}
         print(label, results["forms"][label], flush=True)
     idle = {label: seconds(c, greys, args.repeat) for label, c in classifiers.items()}
     with one_core_busy():
@@ -160,7 +180,7 @@ def main(argv=None) -> dict:
             time_vs_alt2_busy=round(busy[label] / busy["OpenCV alt2"], 3))
     results["alt2_seconds"] = {"idle": round(idle["OpenCV alt2"], 3),
                                "busy": round(busy["OpenCV alt2"], 3)}
-    write_results("export_budgets", results, markdown(results, len(faces), args.repeat))
+    write_results(args.label, results, markdown(results, len(faces), args.repeat))
     return results
 
 

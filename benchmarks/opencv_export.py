@@ -69,7 +69,8 @@ def run_cascade(classifier, images, repeat: int):
 SCHEDULES = {"4, 8, 16, ... (shipped)": (4, 8, 16, 32, 64, 128, 256, 512),
              "2, 4, 8, ...": (2, 4, 8, 16, 32, 64, 128, 256, 512),
              "6, 12, 24, ...": (6, 12, 24, 48, 96, 192, 384, 768),
-             "3, 9, 27, ...": (3, 9, 27, 81, 243, 729)}
+             "3, 9, 27, ...": (3, 9, 27, 81, 243, 729),
+             "4, 12, 36, ...": (4, 12, 36, 108, 324, 972)}
 
 
 # offsets from the exported last-stage threshold (the model's sums run to about 40)
