@@ -36,7 +36,6 @@ import numpy as np
 from .common import machine, one_core_busy, write_results
 
 BUDGETS = (0.04, 0.03, 0.02, 0.01)
-SHIPPED = "4, 8, 16, ... (shipped)"   # benchmarks.opencv_export.SCHEDULES' shipped cuts
 
 
 def training_faces(model):
@@ -52,23 +51,20 @@ def training_faces(model):
     return base[0][base[1] == 1]
 
 
-def face_losses(model, faces, threshold: float, schedules=None) -> tuple[float, dict]:
+def face_losses(model, faces, threshold: float, schedules: dict) -> tuple[float, dict]:
     """Share of the faces scoring above ``threshold`` that the model's levels reject:
-    checked at every stump, and ``{schedule: share}`` checked at the cuts only of each of
-    ``schedules`` (``{label: cuts}``; default the export's own cuts, labelled
-    "shipped")."""
+    checked at every stump, and ``{label: share}`` checked at the cuts only of each of
+    ``schedules`` (``{label: cuts}``)."""
     from facedetect.detector._scan import reject_levels
     from facedetect.detector._staging import stage_cuts
-    schedules = schedules or {"shipped": model.detection["opencv"]["cuts"]}
     running = model.running_scores(faces)
-    accepted = running[:, -1] > threshold
-    above = running >= reject_levels(model, threshold)
+    above = (running >= reject_levels(model, threshold))[running[:, -1] > threshold]
     soft = np.logical_and.accumulate(above, axis=1)[:, -1]
     staged = {}
     for label, cuts in schedules.items():
         checked = [c - 1 for c in stage_cuts(model.n_stumps, cuts)][:-1]
-        staged[label] = round(1 - float(above[accepted][:, checked].all(axis=1).mean()), 4)
-    return round(1 - float(soft[accepted].mean()), 4), staged
+        staged[label] = round(1 - float(above[:, checked].all(axis=1).mean()), 4)
+    return round(1 - float(soft.mean()), 4), staged
 
 
 def seconds(classifier, greys, repeat: int) -> float:
@@ -144,7 +140,7 @@ def main(argv=None) -> dict:
     from facedetect.detector._export import export_opencv
     from facedetect.detector._staging import staged_model
 
-    from .opencv_export import SCHEDULES, stumps_per_window
+    from .opencv_export import SCHEDULES, SHIPPED, stumps_per_window
     model = facedetect.load_model(args.model)
     point = model.detection["opencv"]
     threshold = float(point["threshold"])

@@ -66,7 +66,8 @@ def run_cascade(classifier, images, repeat: int):
     return boxes, float(np.median(times))
 
 
-SCHEDULES = {"4, 8, 16, ... (shipped)": (4, 8, 16, 32, 64, 128, 256, 512),
+SHIPPED = "4, 8, 16, ... (shipped)"   # the cuts export-opencv writes (DEFAULT_CUTS)
+SCHEDULES = {SHIPPED: (4, 8, 16, 32, 64, 128, 256, 512),
              "2, 4, 8, ...": (2, 4, 8, 16, 32, 64, 128, 256, 512),
              "6, 12, 24, ...": (6, 12, 24, 48, 96, 192, 384, 768),
              "3, 9, 27, ...": (3, 9, 27, 81, 243, 729),

@@ -156,4 +156,3 @@ def exported_form(model, threshold: float | None = None, one_stage: bool = False
     if threshold is None:
         threshold = point["threshold"] if point else params_for(model).threshold
     return staged_model(levelled, threshold, point["cuts"] if point else DEFAULT_CUTS), threshold
-
