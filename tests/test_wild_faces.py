@@ -160,8 +160,8 @@ def test_degraded_windows_without_levels_are_the_grain_alone_and_streams_stay_ap
     from facedetect.pipeline._augment import (GRAIN_STREAM, degraded, degraded_negatives,
                                              grained)
     flat = np.full((300, 19, 19), 100, np.uint8)
-    # no posterising: the very grain the shipped recipe drew (a model retrained with
-    # --posterize 0 is the same file)
+    # no posterising: the very grain the recipe drew before its 2% share (a model
+    # retrained with --posterize 0 is that model's file)
     assert np.array_equal(degraded(flat, 10.0, 0.0, 7, GRAIN_STREAM),
                           grained(flat, 10.0, np.random.default_rng([7, GRAIN_STREAM])))
     both = degraded(flat, 10.0, 0.5, 7, GRAIN_STREAM)
@@ -175,6 +175,28 @@ def test_degraded_windows_without_levels_are_the_grain_alone_and_streams_stay_ap
     for bad in (-0.1, 1.5, float("nan"), True):
         with pytest.raises(FacedetectError, match="posterize must be"):
             check_config(TrainConfig(posterize=bad))
+
+
+def test_the_posterize_flag_and_field_agree_on_the_recipes_share(capsys):
+    from facedetect.cli._main import build_parser
+    from facedetect.pipeline._config import WILD_POSTERIZE, check_config, resolved_window
+    assert WILD_POSTERIZE == 0.02
+    parser = build_parser()
+    assert parser.parse_args(["train"]).posterize is None
+    assert parser.parse_args(["train", "--posterize", "0"]).posterize == 0.0
+    assert parser.parse_args(["train", "--posterize", "0.1"]).posterize == 0.1
+    check_config(TrainConfig())   # None is the recipe's, not a bad value
+    # the share goes with the channel features and the faces from the wild only: the
+    # Haar-only model (haar.json, --no-channels) and CBCL's models keep none
+    assert resolved_window(TrainConfig(), wild_faces=True).posterize == 0.02
+    assert resolved_window(TrainConfig(channels=False), wild_faces=True).posterize == 0.0
+    assert resolved_window(TrainConfig(), wild_faces=False).posterize == 0.0
+    assert resolved_window(TrainConfig(posterize=0.0), wild_faces=True).posterize == 0.0
+    assert resolved_window(TrainConfig(posterize=0.3, channels=False), True).posterize == 0.3
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "(default 0.02 with faces from the wild and channel features, else 0" in help_text
 
 
 def write_faces(folder, rows, size=50, header=HEADER):

@@ -13,7 +13,8 @@ from .._utils.atomic import exclusive_output
 from ..errors import FacedetectError
 from ..modelfile._registry import ALGORITHMS as REGISTRY
 from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMING,
-                               WILD_JITTER_SHIFT, WILD_WINDOW, TrainConfig, check_config)
+                               WILD_JITTER_SHIFT, WILD_POSTERIZE, WILD_WINDOW, TrainConfig,
+                               check_config)
 from ..pipeline._settings import (DEFAULT_MEMORY_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
                                  RunOptions)
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
@@ -112,12 +113,12 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                             "on the mined negatives alike, each its own sd up to SD grey "
                             f"levels, 0..100 (default {RECIPE.grain:g}; none without the "
                             "faces or without mining)")
-    group.add_argument("--posterize", type=field_type("posterize"), default=RECIPE.posterize,
+    group.add_argument("--posterize", type=field_type("posterize"), default=None,
                        metavar="FRACTION",
                        help="posterise this fraction of the windows of the faces from the "
                             "wild and of the mined negatives alike to 4..8 grey levels, "
-                            f"0..1 (default {RECIPE.posterize:g}; none without the faces "
-                            "or without mining)")
+                            f"0..1 (default {WILD_POSTERIZE:g} with faces from the wild and "
+                            "channel features, else 0; none without mining)")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:

@@ -28,6 +28,10 @@ THRESHOLD_RULES = {"calibrated": "probability", "empirical": "expected-cost"}
 # frame theirs (the faces folder's PROVENANCE.md), measured against CBCL's 19x19.
 WILD_WINDOW = (24, 24)
 WILD_FRAMING = 2.2
+# The share of wild-face windows and mined negatives posterised with faces from the wild
+# and channel features: at equal false alarms it keeps the clean held-out crops and finds
+# posterised ones far more often (docs/detector-training.md); larger shares cost clean recall.
+WILD_POSTERIZE = 0.02
 
 
 @dataclass(kw_only=True)
@@ -70,6 +74,10 @@ class TrainConfig:
     window, framing : (int, int) or None, float or None
         The window (width, height) and how many eye distances wide it frames a face
         (None: the recipe's, :func:`resolved_window`).
+    grain, posterize : float, float or None
+        Grain on the wild-face windows and the mined negatives, and the share of them
+        posterised (None: :data:`WILD_POSTERIZE` with faces from the wild and channel
+        features, else 0; :func:`resolved_window`).
     tilted : bool or None
         Add Lienhart and Maydt's tilted features (OpenCV's ``-mode ALL``) to the five
         basic types (None: with faces from the wild, :func:`resolved_window`; a cascade's
@@ -113,9 +121,10 @@ class TrainConfig:
     # grainy held-out crops (docs/detector-training.md); not used without wild faces or mining.
     grain: float = 10.0
     # The fraction of those same windows (wild faces, mined negatives) posterised to 4..8
-    # grey levels (pipeline/_augment.py); 0: none. Measured on posterised held-out crops:
-    # each share tried cost more clean recall than the recipe's bar allowed, so it is off.
-    posterize: float = 0.0
+    # grey levels (pipeline/_augment.py); 0: none. None: WILD_POSTERIZE with channel
+    # features, 0 without (measured for the Haar-only model, every share tried cost more
+    # clean recall than the bar allowed; docs/detector-training.md).
+    posterize: float | None = None
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the
     # threshold goes where the calibrated probability crosses the Bayes cut for the cost
@@ -198,6 +207,10 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     (0.75, 0.75)
     >>> resolved_window(TrainConfig(channels=False), wild_faces=True).jitter_shift
     1.5
+    >>> config.posterize, resolved_window(TrainConfig(), wild_faces=True).posterize
+    (0.0, 0.02)
+    >>> resolved_window(TrainConfig(channels=False), wild_faces=True).posterize
+    0.0
     """
     window = tuple(config.window or (WILD_WINDOW if wild_faces else (CBCL_WINDOW,) * 2))
     if window[0] != window[1]:
@@ -213,8 +226,12 @@ def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     shift = config.jitter_shift
     if shift is None:
         shift = WILD_JITTER_SHIFT if wild_faces and not channels else CBCL_JITTER_SHIFT
+    posterize = config.posterize
+    if posterize is None:
+        posterize = WILD_POSTERIZE if wild_faces and channels else 0.0
     return replace(config, window=window, framing=float(framing), tilted=bool(tilted),
-                   channels=bool(channels), jitter_shift=float(shift))
+                   channels=bool(channels), jitter_shift=float(shift),
+                   posterize=float(posterize))
 
 
 def feature_types(config: TrainConfig) -> tuple[str, ...]:
@@ -315,7 +332,7 @@ FIELD_LIMITS = {
     "jitter": ("int", 0, 100, "[]", False),
     "jitter_shift": ("float", 0.0, 4.0, "[]", True),
     "grain": ("float", 0.0, 100.0, "[]", False),
-    "posterize": ("float", 0.0, 1.0, "[]", False),
+    "posterize": ("float", 0.0, 1.0, "[]", True),
     "framing": ("float", 1.0, 3.0, "[]", True),
     "bootstrap_rounds": ("int", 0, 20, "[]", False),
     "bootstrap_limit": ("int", 1, 10 ** 6, "[]", False),
