@@ -208,6 +208,8 @@ def test_a_stretched_sample_is_warned_about(tmp_path):
     (["--stages", "2", "--exact"], "--exact is for one-stage training"),
     (["--stages", "2", "--grain", "5"], "--grain is for one-stage training"),
     (["--stages", "2", "--posterize", "0.5"], "--posterize is for one-stage training"),
+    # 0 is what a cascade does, yet refused as --grain 0 is: the flag has no use there
+    (["--stages", "2", "--posterize", "0"], "--posterize is for one-stage training"),
     (["--stages", "2", "--prior", "0.1"], "--prior is for one-stage training"),
     (["--stages", "2", "--no-bootstrap"], "--no-bootstrap / --bootstrap-rounds is for"),
 ])

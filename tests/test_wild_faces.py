@@ -193,6 +193,12 @@ def test_the_posterize_flag_and_field_agree_on_the_recipes_share(capsys):
     assert resolved_window(TrainConfig(), wild_faces=False).posterize == 0.0
     assert resolved_window(TrainConfig(posterize=0.0), wild_faces=True).posterize == 0.0
     assert resolved_window(TrainConfig(posterize=0.3, channels=False), True).posterize == 0.3
+    # a checkpoint saved before the share resumes with the flag that says so
+    from facedetect.pipeline._checkpoint import _feature_hint
+    assert _feature_hint(["posterize"], {"posterize": 0.0}) == \
+        ", or resume with --posterize 0 as it was made"
+    assert _feature_hint(["channels", "posterize"], {"channels": False, "posterize": 0.0}) \
+        == ", or resume with --no-channels --posterize 0 as it was made"
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
@@ -554,6 +560,13 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
     assert unmined.document["training"]["config"]["grain"] == 0.0   # no negatives to grain
     assert "grain" not in unmined.document["training"]["wild_faces"]
     assert "posterize" not in unmined.document["training"]["wild_faces"]
+    calls.clear()
+    recipe = train_detector(replace(config, posterize=None), data,
+                            faces=load_wild_faces(folder), negatives=[picture],
+                            progress=False).model
+    assert calls == [(50, 10.0, 0.02, 0)]   # the recipe's share, channel features and all
+    assert recipe.document["training"]["config"]["posterize"] == 0.02
+    assert recipe.document["training"]["wild_faces"]["posterize"] == 0.02
 
 
 def test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model(

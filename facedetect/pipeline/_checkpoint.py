@@ -219,10 +219,13 @@ def check_resumable(path, config: dict) -> None:
 
 
 def _feature_hint(different: list[str], saved: dict) -> str:
-    """How to resume a run whose feature pool the recipe now chooses otherwise (a run
-    saved before channel features joined the recipe trained without them)."""
+    """How to resume a run whose feature pool or posterised share the recipe now chooses
+    otherwise (a run saved before channel features joined the recipe trained without
+    them; one saved before the 2% share, with ``posterize`` 0)."""
     flags = [f"--{'' if saved.get(name) else 'no-'}{name}" for name in ("tilted", "channels")
              if name in different and isinstance(saved.get(name), bool)]
+    if "posterize" in different and isinstance(saved.get("posterize"), float):
+        flags.append(f"--posterize {saved['posterize']:g}")
     return f", or resume with {' '.join(flags)} as it was made" if flags else ""
 
 

@@ -121,9 +121,9 @@ class TrainConfig:
     # grainy held-out crops (docs/detector-training.md); not used without wild faces or mining.
     grain: float = 10.0
     # The fraction of those same windows (wild faces, mined negatives) posterised to 4..8
-    # grey levels (pipeline/_augment.py); 0: none. None: WILD_POSTERIZE with channel
-    # features, 0 without (measured for the Haar-only model, every share tried cost more
-    # clean recall than the bar allowed; docs/detector-training.md).
+    # grey levels (pipeline/_augment.py); 0: none. None: WILD_POSTERIZE with faces from
+    # the wild and channel features, else 0 (on the 19x19 Haar-only model every share
+    # tried cost more clean recall than the bar allowed; docs/detector-training.md).
     posterize: float | None = None
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the
@@ -188,8 +188,8 @@ class TrainConfig:
 
 
 def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
-    """``config`` with its window, framing and feature pool filled in (the recipe's where
-    None), refused where no training face fits them: CBCL's faces span 1.75 eye
+    """``config`` with its window, framing, feature pool, jitter shift and posterised share
+    filled in (the recipe's where None), refused where no training face fits them: CBCL's faces span 1.75 eye
     distances, so a window framing more of the head needs faces from the wild.
 
     Examples
