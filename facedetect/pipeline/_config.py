@@ -122,8 +122,9 @@ class TrainConfig:
     grain: float = 10.0
     # The fraction of those same windows (wild faces, mined negatives) posterised to 4..8
     # grey levels (pipeline/_augment.py); 0: none. None: WILD_POSTERIZE with faces from
-    # the wild and channel features, else 0 (on the 19x19 Haar-only model every share
-    # tried cost more clean recall than the bar allowed; docs/detector-training.md).
+    # the wild and channel features, else 0 (on Haar features alone, 19x19 and 24x24,
+    # every share tried cost more clean recall than the bar allowed;
+    # docs/detector-training.md).
     posterize: float | None = None
     # The operating point: a stratified fraction of the training part that boosting does
     # not see scores the model; a calibration map is fitted on those scores and the
