@@ -5,10 +5,10 @@ The folder is found the way the CBCL data is: ``--negatives``, ``$FACEDETECT_NEG
 does not exist is an error, never a silent fall-through. A folder holding ``images/`` means
 that sub-folder.
 
-A fixed fifth of the pictures, chosen by a hash of the file name, is never mined: it
-measures the false alarms per megapixel from which the model's image operating point is
-chosen. The choice depends on the name only, so adding pictures never moves one between
-the parts.
+A fixed fifth of the pictures, chosen by a hash of the file name, is never mined nor
+calibrated on: it only measures false alarms per megapixel. Of the others, one in four
+sets the model's operating points and the rest are mined. The choice depends on the name
+only, so adding pictures never moves one between the parts.
 """
 
 from __future__ import annotations
