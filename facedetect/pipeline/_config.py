@@ -190,8 +190,9 @@ class TrainConfig:
 
 def resolved_window(config: TrainConfig, wild_faces: bool) -> TrainConfig:
     """``config`` with its window, framing, feature pool, jitter shift and posterised share
-    filled in (the recipe's where None), refused where no training face fits them: CBCL's faces span 1.75 eye
-    distances, so a window framing more of the head needs faces from the wild.
+    filled in (the recipe's where None), refused where no training face fits them:
+    CBCL's faces span 1.75 eye distances, so a window framing more of the head needs
+    faces from the wild.
 
     Examples
     --------
