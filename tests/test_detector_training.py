@@ -198,6 +198,49 @@ def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
             choose_image_threshold(thresholds, whole, target), target
 
 
+@pytest.mark.parametrize("rates", [
+    [9, 5, 3, 0.5, 0.4, 0.3, 0.2, 0.1, 0.1],     # crosses low
+    [9, 8, 7, 6, 5, 4, 3, 0.5, 0.1],              # crosses at the top
+    [0.5, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1],  # every candidate meets it
+    [0.2] * 200,                                  # a long flat run: the lowest
+    [9.0] * 57 + [0.25] * 143,                    # exactly the target counts
+    [9, 9, 9, 9, 9, 9, 9, 9, 9],                  # none: the last, as chosen
+])
+def test_the_search_down_finds_what_every_candidate_scanned_finds(rates):
+    from facedetect.pipeline._image_point import search_down
+    scanned = []
+
+    def measure(index):
+        scanned.append(index)
+        return f"levels at {index}", float(rates[index])
+
+    index, rate, model = search_down(measure, len(rates), 0.25)
+    # brute force: the lowest candidate meeting the target, on a falling curve
+    meets = [i for i, r in enumerate(rates) if r <= 0.25]
+    assert index == (meets[0] if meets else len(rates) - 1)
+    assert (rate, model) == (rates[index], f"levels at {index}")   # its own scan's
+    assert len(scanned) <= 2 * np.log2(len(rates)) + 2   # galloping, not every one
+
+
+def test_the_image_point_records_the_rate_detect_gives_there(plain_model, small_cbcl):
+    from facedetect.pipeline._image_point import SOFT_REJECTION_LOSS, image_operating_point
+    rng = np.random.default_rng(0)
+    pictures = [rng.integers(0, 256, (90, 120), dtype=np.uint8) for _ in range(6)]
+    cbcl = load_cbcl(small_cbcl)
+    faces = cbcl.images[cbcl.labels == 1]
+    point = image_operating_point(plain_model, pictures, faces[::2], 50.0,
+                                  train_faces=faces[1::2])
+    model = plain_model.with_detection(point)
+    assert point["rejection"]["at_threshold"] == point["threshold"]   # detect's own levels
+    assert point["rejection"]["max_loss"] == SOFT_REJECTION_LOSS
+    # the search scan chose higher (its levels, learnt lower, let more windows through)
+    assert point["search_scan"]["threshold"] > point["threshold"]
+    found = sum(len(detect_faces(p, model, params_for(model)).boxes) for p in pictures)
+    megapixels = sum(p.size for p in pictures) / 1e6
+    assert point["false_alarms_per_megapixel"] == pytest.approx(found / megapixels, abs=1e-4)
+    assert point["false_alarms_per_megapixel"] <= 50.0
+
+
 def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_model):
     detection = {"threshold": 2.5, "min_neighbors": 4, "neighbor_margin": 1.0,
                  "scale_factor": 1.2, "step": 2, "min_size": 24, "applies_to": "images"}
@@ -253,7 +296,7 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     detection = document["detection"]
     rejection = detection["rejection"]
     assert rejection["at_threshold"] == detection["threshold"] and rejection["max_loss"] > 0
-    assert "false_alarms_per_megapixel_when_chosen" in detection
+    assert detection["search_scan"]["threshold"] >= detection["threshold"]
     # the OpenCV export's own levels, learnt at its threshold; the summary leaves the
     # per-stump lists out
     opencv = detection["opencv"]

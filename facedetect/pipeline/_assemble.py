@@ -21,7 +21,7 @@ from ..training._boosting import BoostedStumps
 from ..training._model_io import model_document
 from ..training._operating_point import choose_operating_point
 from ._config import THRESHOLD_RULES, TrainConfig
-from ._image_point import image_operating_point, opencv_operating_point, with_soft_rejection
+from ._image_point import image_operating_point, opencv_operating_point
 
 
 class Split(NamedTuple):
@@ -134,10 +134,7 @@ def with_image_point(run, model, state, held_faces, target, train_faces=None):
             detection = image_operating_point(model, run.negatives.calibration, held_faces,
                                               target, progress=run.progress, warn=run.warn,
                                               train_faces=train_faces)
-            model = model.with_detection(detection)
-            if train_faces is not None and len(train_faces):
-                model = with_soft_rejection(model, train_faces, run.negatives.calibration,
-                                            progress=run.progress, warn=run.warn)
+            model = model.with_detection(detection)   # with soft rejection set at it
             if (train_faces is not None and len(train_faces)
                     and not (model.channels >= 0).any()):   # OpenCV holds Haar features only
                 # The staged export's threshold for OpenCV's own scan (export-opencv).

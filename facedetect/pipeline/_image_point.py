@@ -21,16 +21,21 @@ development images never enter.
 
 Then soft rejection (:func:`facedetect.detector._pruning.soft_rejection_thresholds`) is set
 at the chosen threshold from the training faces, rejecting at most ``SOFT_REJECTION_LOSS``
-of those the model accepts there, and the calibration pictures are scanned once more to
-record the false alarms ``detect`` gives with it (it only removes windows).
+of those the model accepts there. That scan drops more windows than the search scan (whose
+levels were learnt at the lowest candidate), so the threshold then goes down the same
+candidates, each scanned as ``detect`` scans it (soft rejection learnt at that candidate),
+to the lowest that still meets the target (:func:`search_down`): the rate the
+model file records is the one ``detect`` gives.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from .._utils.progress import progress_bar
 
-from ..detector._multiscale import (DetectionParams, group_detections, params_for, scan_best,
+from ..detector._multiscale import (DetectionParams, group_detections, scan_best,
                                scanner_for)
 from ._bootstrap import MINING_PYRAMID, _picture
 from ._settings import TARGET_FALSE_ALARMS_PER_MPX
@@ -134,8 +139,10 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
     ``train_faces``, the calibration pictures are scanned with soft rejection set at the
     lowest candidate threshold (rejecting at most ``SOFT_REJECTION_LOSS`` of the training
     faces accepted there) rather than with the minimum levels: 13 s instead of 37 s for a
-    900-stump model (docs/detector-training.md). ``detect``'s own soft rejection is set
-    afterwards at the threshold chosen, and the pictures scanned again with it."""
+    900-stump model (docs/detector-training.md). Then the threshold goes down to where
+    ``detect``'s own scan meets the target (:func:`search_down`); the section
+    carries that scan's rate and soft rejection, and the search scan's choice as
+    ``search_scan``."""
     face_scores = model.decision_function(held_out_faces)
     low = float(np.quantile(face_scores, FACE_QUANTILE))
     base = DetectionParams(threshold=low, min_neighbors=MIN_NEIGHBORS,
@@ -158,40 +165,78 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
     rates = rates_down_to_target(raw, megapixels, thresholds, target, MIN_NEIGHBORS,
                                  NEIGHBOR_MARGIN)
     chosen = choose_image_threshold(thresholds, rates, target)
-    threshold = float(thresholds[chosen])
     if rates[chosen] > target:
         (warn or (lambda line: None))(
             f"warning: no threshold keeps the false alarms on the calibration pictures at "
             f"{target:g} per megapixel; the image operating point takes the highest score "
-            f"seen, {threshold:.4g} ({rates[chosen]:.3g} per megapixel)")
+            f"seen, {thresholds[chosen]:.4g} ({rates[chosen]:.3g} per megapixel)")
+    point = {"false_alarms_per_megapixel": round(float(rates[chosen]), 4)}
+    if train_faces is not None and len(train_faces):
+        searched = {"threshold": round(float(thresholds[chosen]), 6),
+                    **point, "levels_at": round(low, 6)}
+        def measure(i):   # at the threshold the model file records, rounded
+            return detect_scan_rate(model, train_faces, pictures, replace(
+                base, threshold=round(float(thresholds[i]), 6)), progress, warn)
+        chosen, rate, model = search_down(measure, chosen + 1, target)
+        point = {"false_alarms_per_megapixel": round(float(rate), 4), "search_scan": searched}
+        if "rejection" in model.detection:
+            point["rejection"] = model.detection["rejection"]
+    threshold = float(thresholds[chosen])
     return {"threshold": round(threshold, 6), "min_neighbors": MIN_NEIGHBORS,
             "neighbor_margin": NEIGHBOR_MARGIN, "scale_factor": base.scale_factor,
             "step": base.step, "min_size": base.min_size, "pyramid": base.pyramid,
             "applies_to": "images",
             "target_false_alarms_per_megapixel": target,
-            "false_alarms_per_megapixel": round(float(rates[chosen]), 4),
+            **point,
             "heldout_face_window_recall": round(float(np.mean(face_scores > threshold)), 4),
             "source": f"{len(raw)} calibration negative pictures ({megapixels:.1f} Mpx) and "
                       f"{len(face_scores)} held-out faces",
             "curve": _measured(thresholds, rates)}
 
 
-def with_soft_rejection(model, train_faces: np.ndarray, pictures,
-                        max_loss: float = SOFT_REJECTION_LOSS, progress: bool = False,
-                        warn=None):
-    """``model`` (with an image operating point) with soft rejection at its image threshold,
-    learnt from ``train_faces``, and the false alarms per megapixel of its ``detection``
-    measured again with it (the rate the threshold was chosen at, on the scan whose soft
-    rejection was set at the lowest candidate, kept as ``..._when_chosen``)."""
-    chosen = model.detection
-    soft = model.with_rejection(train_faces, threshold=chosen["threshold"], max_loss=max_loss)
-    params = params_for(soft)
+def detect_scan_rate(model, train_faces: np.ndarray, pictures, params: DetectionParams,
+                     progress: bool = False, warn=None):
+    """``(model with soft rejection learnt from train_faces at params.threshold, the false
+    alarms per megapixel detect gives with it there)``: the calibration pictures scanned
+    as ``detect`` scans them."""
+    soft = model.with_rejection(train_faces, threshold=params.threshold,
+                                max_loss=SOFT_REJECTION_LOSS)
     raw, megapixels = scan_pictures(soft, pictures, params, progress, warn)
     rate = false_alarm_rates(raw, megapixels, [params.threshold], params.min_neighbors,
                              params.neighbor_margin)[0]
-    return soft.with_detection({
-        "false_alarms_per_megapixel": round(float(rate), 4),
-        "false_alarms_per_megapixel_when_chosen": chosen["false_alarms_per_megapixel"]})
+    return soft, float(rate)
+
+
+def search_down(measure, count: int, target: float):
+    """``(index, rate, model)``: the lowest of ``count`` rising candidate thresholds (the
+    last one chosen on a search scan) at which ``measure(index) -> (model, rate)``, the
+    scan that will run with its levels learnt at that candidate, keeps the rate at most
+    ``target``. If the last is over the target already (a weak model, warned of), it is
+    kept.
+
+    A search scan's levels are learnt at its lowest candidate and let more windows
+    through, so the threshold it chooses errs high (``default.json``: 0.185 false alarms
+    per megapixel at the target 0.25). The rate falls as the threshold rises (as measured,
+    docs/detector-training.md), so the search gallops down the candidates (1, 2, 4, ...
+    below) to the first over the target, then bisects: a handful of scans."""
+    good = count - 1
+    model, rate = measure(good)
+    bad, step = None, 1
+    while bad is None and good > 0 and rate <= target:
+        below = max(good - step, 0)
+        found = measure(below)
+        if found[1] <= target:
+            good, (model, rate), step = below, found, step * 2
+        else:
+            bad = below
+    while bad is not None and good - bad > 1:
+        middle = (good + bad) // 2
+        found = measure(middle)
+        if found[1] <= target:
+            good, (model, rate) = middle, found
+        else:
+            bad = middle
+    return good, rate, model
 
 
 # OpenCV's detectMultiScale defaults: the staged export is run by users with them.
@@ -209,10 +254,9 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
     """The last-stage threshold of the staged OpenCV export (:mod:`..detector._staging`),
     chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
     at its defaults: the lowest threshold whose false alarms per megapixel on the
-    calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear levels, 3
-    neighbours), are at most ``target`` from there up; then the rate at that threshold,
-    with the stage levels it bakes in, measured again. The scan runs the staged cascade
-    in our scanner, which keeps the windows OpenCV keeps (tests/test_staging.py).
+    calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear
+    levels, 3 neighbours), are at most ``target``. The scan runs the staged cascade in our
+    scanner, which keeps the windows OpenCV keeps (tests/test_staging.py).
 
     With ``train_faces``, the stages are cut at soft-rejection levels learnt at the
     export's own threshold (``SOFT_REJECTION_LOSS`` of the training faces accepted there),
@@ -220,7 +264,9 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
     candidate, where the budget counts more faces of low scores and so leaves lower levels
     (``haar.json``: quantile 0.016 against 0.025, lower at every stump): a search more
     permissive than the export, whose threshold errs high (0.218 false alarms per
-    megapixel at the target 0.25). Without faces, the stages are
+    megapixel at the target 0.25), so the threshold then goes down as the image point's
+    does (:func:`search_down`), each candidate scanned as the export with its own levels;
+    the search scan's choice is kept as ``search_scan``. Without faces, the stages are
     cut at ``detect``'s levels, learnt at its own threshold, which reject more of the
     faces the export accepts (5.95% of the training faces for ``haar.json``,
     docs/cascades.md)."""
@@ -237,12 +283,19 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
     thresholds = np.linspace(low, max(low, image_threshold + 2.0), N_CANDIDATES)
     rates = rates_down_to_target(raw, megapixels, thresholds, target, OPENCV_MIN_NEIGHBORS,
                                  0.0)
-    threshold = float(thresholds[choose_image_threshold(thresholds, rates, target)])
-    params.threshold = threshold
-    levelled = _levels_at(model, train_faces, threshold)
-    raw, _ = scan_pictures(staged_model(levelled, threshold), pictures, params,
-                           progress, warn)
-    rate = false_alarm_rates(raw, megapixels, [threshold], OPENCV_MIN_NEIGHBORS, 0.0)[0]
+    chosen = choose_image_threshold(thresholds, rates, target)
+
+    def measure(i):   # the export at candidate i, cut at its levels learnt there
+        at = round(float(thresholds[i]), 6)
+        levelled = _levels_at(model, train_faces, at)
+        raw, _ = scan_pictures(staged_model(levelled, at), pictures,
+                               replace(params, threshold=at), progress, warn)
+        return levelled, float(false_alarm_rates(raw, megapixels, [at],
+                                                 OPENCV_MIN_NEIGHBORS, 0.0)[0])
+    searched = {"threshold": round(float(thresholds[chosen]), 6),
+                "false_alarms_per_megapixel": round(float(rates[chosen]), 4)}
+    chosen, rate, levelled = search_down(measure, chosen + 1, target)
+    threshold = float(thresholds[chosen])
     if rate > target:
         (warn or (lambda line: None))(
             f"warning: the OpenCV export raises {rate:.3g} false alarms per megapixel of "
@@ -251,7 +304,7 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
     point = {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,
              "scale_factor": OPENCV_SCALE_FACTOR, "cuts": list(DEFAULT_CUTS),
              "target_false_alarms_per_megapixel": target,
-             "false_alarms_per_megapixel": round(float(rate), 4)}
+             "false_alarms_per_megapixel": round(float(rate), 4), "search_scan": searched}
     if levelled is not model:
         point["rejection"] = levelled.detection["rejection"]
     return point
