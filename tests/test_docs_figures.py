@@ -248,3 +248,15 @@ def test_the_jitter_shift_tables_are_the_benchmark_runs():
                 for c in (curves["facedetect/models/default.json"],
                           curves["data/models/default_shift.json"])]
         assert equal[row] == [f"{r:.4f}" for r in read]
+
+
+def test_the_detect_scan_table_is_the_benchmark_run():
+    """The operating points on the scans that run them (2026-11-29): levers_detect_scan's
+    run, the image point chosen again on detect's own scan for the same stumps."""
+    _check_levers_table("| model (image threshold) |", "levers_detect_scan.json",
+                        (("default, chosen on the search scan (before)",
+                          "facedetect/models/default.json"),
+                         ("default, on detect's scan (now)", "data/models/exact_default.json"),
+                         ("haar, chosen on the search scan (before)",
+                          "facedetect/models/haar.json"),
+                         ("haar, on detect's scan (now)", "data/models/exact_haar.json")))

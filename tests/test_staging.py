@@ -144,7 +144,7 @@ def test_export_command_writes_the_staged_form_by_default(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "exporting the shipped 'haar' model" in done.stdout   # default's channels
     assert "8 stages of 2516 stumps" in done.stdout   # the first cut, 4, rejects nothing
-    assert "cut at the levels learnt at 14.5573" in done.stdout
+    assert "cut at the levels learnt at 14.3114" in done.stdout
     assert "scaled by 1.59" in done.stdout
     assert not cv2.CascadeClassifier(str(out)).empty()
     staged_xml = out.read_text()
@@ -232,7 +232,8 @@ def test_the_export_stages_at_levels_learnt_at_its_own_threshold(model, photo):
     faces = _accepting_windows(model, photo)
     point = opencv_operating_point(model, [data.camera(), data.coins()], train_faces=faces)
     rejection, threshold = point["rejection"], point["threshold"]
-    assert rejection["at_threshold"] == pytest.approx(threshold)
+    assert rejection["at_threshold"] == threshold   # learnt at the threshold it records
+    assert point["search_scan"]["threshold"] >= threshold   # searched down, never up
     running = model.running_scores(faces)
     accepted = running[:, -1] > threshold
     kept = np.logical_and.accumulate(running >= rejection["thresholds"], axis=1)[:, -1]

@@ -183,7 +183,7 @@ class Detector:
     >>> detector = Detector("default")
     >>> found = detector.detect(data.astronaut())
     >>> len(found) >= 1, [int(v) for v in found.boxes[found.scores.argmax()]]
-    (True, [156, 57, 138, 138])
+    (True, [157, 57, 138, 138])
     >>> len(detector.detect(data.astronaut(), threshold=1e6))   # a threshold no face reaches
     0
     """
@@ -325,7 +325,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> from skimage import data
     >>> found = detect(data.astronaut())
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [156, 57, 138, 138]
+    [157, 57, 138, 138]
     """
     detector = cached_detector(model, exact)
     params, scanner = detector.settings(**overrides)
