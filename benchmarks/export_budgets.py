@@ -2,7 +2,7 @@
 
 ``export-opencv`` cuts a one-stage model's stages at soft-rejection levels learnt at the
 export's own threshold from the training faces (4% of those accepted there,
-``pipeline/_image_point.py``). A smaller budget keeps more faces and evaluates more
+``pipeline/_export_point.py``). A smaller budget keeps more faces and evaluates more
 stumps. For each budget, and for ``detect``'s levels lowered to that threshold (what the
 export used before, ``--detect-levels``):
 

@@ -37,7 +37,7 @@ def opencv_forms(path: str) -> dict:
     OpenCV does at the exported threshold."""
     import facedetect
     from facedetect.detector._staging import exported_form
-    from facedetect.pipeline._image_point import OPENCV_MIN_NEIGHBORS, OPENCV_SCALE_FACTOR
+    from facedetect.pipeline._export_point import OPENCV_MIN_NEIGHBORS, OPENCV_SCALE_FACTOR
     # detectMultiScale's defaults, as the export's operating point assumes them
     scan = {"step": "auto", "pyramid": "linear", "min_neighbors": OPENCV_MIN_NEIGHBORS,
             "neighbor_margin": 0.0, "scale_factor": OPENCV_SCALE_FACTOR}

@@ -222,6 +222,23 @@ def test_the_search_down_finds_what_every_candidate_scanned_finds(rates):
     assert len(scanned) <= 2 * np.log2(len(rates)) + 2   # galloping, not every one
 
 
+def test_detect_scan_over_the_target_keeps_the_choice_says_so_and_the_models_levels(
+        monkeypatch):
+    from facedetect.pipeline import _image_point
+
+    def over(model, train_faces, pictures, params, progress=False, warn=None):
+        return model, 9.0   # no training face above: the model's own levels, unchanged
+
+    monkeypatch.setattr(_image_point, "detect_scan_at", over)
+    lines = []
+    chosen, fields = _image_point._on_detect_scan(
+        "model", np.zeros((1, 2, 2)), [], DetectionParams(), np.arange(3.0), 0.25,
+        warn=lines.append)
+    assert chosen == 2 and fields == {"false_alarms_per_megapixel": 9.0}
+    assert len(lines) == 1 and "9 false alarms per megapixel" in lines[0]
+    assert "over the target 0.25" in lines[0]
+
+
 def test_the_image_point_records_the_rate_detect_gives_there(plain_model, small_cbcl):
     from facedetect.pipeline._image_point import SOFT_REJECTION_LOSS, image_operating_point
     rng = np.random.default_rng(0)

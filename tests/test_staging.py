@@ -223,17 +223,33 @@ def _accepting_windows(model, photo, count=300):
     return windows[np.argsort(model.decision_function(windows))[-count:]]
 
 
-def test_the_export_stages_at_levels_learnt_at_its_own_threshold(model, photo):
+def test_the_export_stages_at_levels_learnt_at_its_own_threshold(model, photo, tmp_path,
+                                                                  monkeypatch):
     # Oracle: the recorded levels, applied by brute force to the faces' running scores,
     # reject at most the budget of the faces accepted at the export's threshold; the
     # export cuts its stages there, and --detect-levels at detect's levels instead.
     from skimage import data
-    from facedetect.pipeline._image_point import SOFT_REJECTION_LOSS, opencv_operating_point
+    from facedetect.pipeline._export_point import opencv_operating_point
+    from facedetect.pipeline._image_point import SOFT_REJECTION_LOSS
     faces = _accepting_windows(model, photo)
-    point = opencv_operating_point(model, [data.camera(), data.coins()], train_faces=faces)
+    # face-free photographs enough for a few false alarms at a target of 3 per Mpx
+    pictures = [to_grey(Image.fromarray(getattr(data, name)())) for name in
+                ("coffee", "chelsea", "rocket", "camera", "coins", "text", "moon")]
+    target = 3.0
+    # a search scan from further down, whose levels let through more than the export's
+    from facedetect.pipeline import _export_point
+    monkeypatch.setattr(_export_point, "OPENCV_SEARCH_BELOW", 25.0)
+    point = opencv_operating_point(model, pictures, target, train_faces=faces)
     rejection, threshold = point["rejection"], point["threshold"]
     assert rejection["at_threshold"] == threshold   # learnt at the threshold it records
-    assert point["search_scan"]["threshold"] >= threshold   # searched down, never up
+    # searched down from the search scan's choice (whose levels let more windows through)
+    assert point["search_scan"]["threshold"] > threshold
+    # the recorded rate is what OpenCV itself raises with the XML written from the point
+    _, theirs, _, _ = box_agreement(model.with_detection({"opencv": point}), pictures,
+                                    tmp_path)
+    megapixels = sum(p.size for p in pictures) / 1e6
+    assert 0 < point["false_alarms_per_megapixel"] <= target
+    assert point["false_alarms_per_megapixel"] == pytest.approx(theirs / megapixels, abs=1e-4)
     running = model.running_scores(faces)
     accepted = running[:, -1] > threshold
     kept = np.logical_and.accumulate(running >= rejection["thresholds"], axis=1)[:, -1]

@@ -21,7 +21,8 @@ from ..training._boosting import BoostedStumps
 from ..training._model_io import model_document
 from ..training._operating_point import choose_operating_point
 from ._config import THRESHOLD_RULES, TrainConfig
-from ._image_point import image_operating_point, opencv_operating_point
+from ._export_point import opencv_operating_point
+from ._image_point import image_operating_point
 
 
 class Split(NamedTuple):

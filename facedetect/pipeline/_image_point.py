@@ -7,7 +7,7 @@ and the faces found. This module chooses the threshold from data the model never
 on:
 
 - the calibration part of the negative pictures (:mod:`facedetect.data._negatives`: a
-  fifth of the pictures outside the held-out fifth, never mined), scanned once, whose
+  quarter of the pictures outside the held-out fifth, never mined), scanned once, whose
   groups give the false alarms per megapixel at every candidate threshold (the held-out
   fifth only measures);
 - the held-out CBCL faces, whose window scores bound the threshold from below (no
@@ -16,7 +16,7 @@ on:
 
 The threshold is the lowest candidate whose false-alarm rate, and that of every higher
 candidate, is at most the target: the highest face recall at the stated rate. Grouping is
-OpenCV's rule (``min_neighbors`` 3, no neighbour margin), fixed beforehand. The MIT+CMU
+OpenCV's rule (with ``MIN_NEIGHBORS``, no neighbour margin), fixed beforehand. The MIT+CMU
 development images never enter.
 
 Then soft rejection (:func:`facedetect.detector._pruning.soft_rejection_thresholds`) is set
@@ -148,9 +148,12 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
     base = DetectionParams(threshold=low, min_neighbors=MIN_NEIGHBORS,
                            neighbor_margin=NEIGHBOR_MARGIN, pyramid=MINING_PYRAMID,
                            min_size=max(model.window))
+    searching = model   # the search scan: soft rejection learnt at the lowest candidate
     if train_faces is not None and len(train_faces):
-        model = model.with_rejection(train_faces, threshold=low, max_loss=SOFT_REJECTION_LOSS)
-    raw, megapixels, floor = scan_pictures_bounded(model, pictures, base, progress, warn)
+        searching = model.with_rejection(train_faces, threshold=low,
+                                         max_loss=SOFT_REJECTION_LOSS)
+    levels_at = low
+    raw, megapixels, floor = scan_pictures_bounded(searching, pictures, base, progress, warn)
     if floor > low:
         # A weak model: the pictures raised more windows than can be counted below the
         # floor, so the candidates start there (and the faces kept say what it costs).
@@ -172,15 +175,11 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
             f"seen, {thresholds[chosen]:.4g} ({rates[chosen]:.3g} per megapixel)")
     point = {"false_alarms_per_megapixel": round(float(rates[chosen]), 4)}
     if train_faces is not None and len(train_faces):
-        searched = {"threshold": round(float(thresholds[chosen]), 6),
-                    **point, "levels_at": round(low, 6)}
-        def measure(i):   # at the threshold the model file records, rounded
-            return detect_scan_rate(model, train_faces, pictures, replace(
-                base, threshold=round(float(thresholds[i]), 6)), progress, warn)
-        chosen, rate, model = search_down(measure, chosen + 1, target)
-        point = {"false_alarms_per_megapixel": round(float(rate), 4), "search_scan": searched}
-        if "rejection" in model.detection:
-            point["rejection"] = model.detection["rejection"]
+        search_scan = {"threshold": round(float(thresholds[chosen]), 6), **point,
+                       "levels_at": round(levels_at, 6)}
+        chosen, point = _on_detect_scan(model, train_faces, pictures, base,
+                                        thresholds[:chosen + 1], target, progress, warn)
+        point["search_scan"] = search_scan
     threshold = float(thresholds[chosen])
     return {"threshold": round(threshold, 6), "min_neighbors": MIN_NEIGHBORS,
             "neighbor_margin": NEIGHBOR_MARGIN, "scale_factor": base.scale_factor,
@@ -194,8 +193,29 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
             "curve": _measured(thresholds, rates)}
 
 
-def detect_scan_rate(model, train_faces: np.ndarray, pictures, params: DetectionParams,
-                     progress: bool = False, warn=None):
+def _on_detect_scan(model, train_faces: np.ndarray, pictures, base: DetectionParams,
+                    thresholds, target: float, progress: bool = False, warn=None):
+    """``(index, fields)``: :func:`search_down` over the rising ``thresholds`` on
+    ``detect``'s own scan, and the section's fields it sets: the rate there and the soft
+    rejection learnt at that threshold (none where no training face scores above it, so
+    ``detect`` keeps the model's own levels, as that scan did)."""
+    def measure(i):   # at the threshold the model file records, rounded
+        return detect_scan_at(model, train_faces, pictures, replace(
+            base, threshold=round(float(thresholds[i]), 6)), progress, warn)
+    chosen, rate, levelled = search_down(measure, len(thresholds), target)
+    if rate > target:
+        (warn or (lambda line: None))(
+            f"warning: detect raises {rate:.3g} false alarms per megapixel of the "
+            f"calibration pictures at its threshold {thresholds[chosen]:.4g}, over the "
+            f"target {target:g}")
+    fields = {"false_alarms_per_megapixel": round(rate, 4)}
+    if levelled is not model:
+        fields["rejection"] = levelled.detection["rejection"]
+    return chosen, fields
+
+
+def detect_scan_at(model, train_faces: np.ndarray, pictures, params: DetectionParams,
+                   progress: bool = False, warn=None):
     """``(model with soft rejection learnt from train_faces at params.threshold, the false
     alarms per megapixel detect gives with it there)``: the calibration pictures scanned
     as ``detect`` scans them."""
@@ -218,7 +238,8 @@ def search_down(measure, count: int, target: float):
     through, so the threshold it chooses errs high (``default.json``: 0.185 false alarms
     per megapixel at the target 0.25). The rate falls as the threshold rises (as measured,
     docs/detector-training.md), so the search gallops down the candidates (1, 2, 4, ...
-    below) to the first over the target, then bisects: a handful of scans."""
+    below) to the first over the target, then bisects: a handful of scans. The candidate
+    it returns is measured; those the gallop stepped over are not."""
     good = count - 1
     model, rate = measure(good)
     bad, step = None, 1
@@ -237,84 +258,3 @@ def search_down(measure, count: int, target: float):
         else:
             bad = middle
     return good, rate, model
-
-
-# OpenCV's detectMultiScale defaults: the staged export is run by users with them.
-OPENCV_MIN_NEIGHBORS = 3
-OPENCV_SCALE_FACTOR = 1.1
-# The export's threshold is searched this far below the image threshold: OpenCV's coarser
-# scan (step 2, 3 neighbours) raises fewer false alarms at a threshold, so its point lies
-# lower (5.5 lower for the shipped model).
-OPENCV_SEARCH_BELOW = 10.0
-
-
-def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_PER_MPX,
-                           progress: bool = False, warn=None,
-                           train_faces: np.ndarray | None = None) -> dict:
-    """The last-stage threshold of the staged OpenCV export (:mod:`..detector._staging`),
-    chosen as the image operating point is, for ``cv2.CascadeClassifier.detectMultiScale``
-    at its defaults: the lowest threshold whose false alarms per megapixel on the
-    calibration ``pictures``, scanned as OpenCV scans (scale 1.1, its step and bilinear
-    levels, 3 neighbours), are at most ``target``. The scan runs the staged cascade in our
-    scanner, which keeps the windows OpenCV keeps (tests/test_staging.py).
-
-    With ``train_faces``, the stages are cut at soft-rejection levels learnt at the
-    export's own threshold (``SOFT_REJECTION_LOSS`` of the training faces accepted there),
-    recorded as the point's ``rejection``. The search scan learns them at its lowest
-    candidate, where the budget counts more faces of low scores and so leaves lower levels
-    (``haar.json``: quantile 0.016 against 0.025, lower at every stump): a search more
-    permissive than the export, whose threshold errs high (0.218 false alarms per
-    megapixel at the target 0.25), so the threshold then goes down as the image point's
-    does (:func:`search_down`), each candidate scanned as the export with its own levels;
-    the search scan's choice is kept as ``search_scan``. Without faces, the stages are
-    cut at ``detect``'s levels, learnt at its own threshold, which reject more of the
-    faces the export accepts (5.95% of the training faces for ``haar.json``,
-    docs/cascades.md)."""
-    from ..detector._staging import DEFAULT_CUTS, staged_model
-    image_threshold = float(model.detection["threshold"])
-    low = image_threshold - OPENCV_SEARCH_BELOW
-    params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,
-                             scale_factor=OPENCV_SCALE_FACTOR, step="auto",
-                             min_size=max(model.window), pyramid="linear")
-    raw, megapixels, floor = scan_pictures_bounded(
-        staged_model(_levels_at(model, train_faces, low), low), pictures, params, progress,
-        warn)
-    low = max(low, float(np.nextafter(floor, np.inf)))   # counted in full from here up
-    thresholds = np.linspace(low, max(low, image_threshold + 2.0), N_CANDIDATES)
-    rates = rates_down_to_target(raw, megapixels, thresholds, target, OPENCV_MIN_NEIGHBORS,
-                                 0.0)
-    chosen = choose_image_threshold(thresholds, rates, target)
-
-    def measure(i):   # the export at candidate i, cut at its levels learnt there
-        at = round(float(thresholds[i]), 6)
-        levelled = _levels_at(model, train_faces, at)
-        raw, _ = scan_pictures(staged_model(levelled, at), pictures,
-                               replace(params, threshold=at), progress, warn)
-        return levelled, float(false_alarm_rates(raw, megapixels, [at],
-                                                 OPENCV_MIN_NEIGHBORS, 0.0)[0])
-    searched = {"threshold": round(float(thresholds[chosen]), 6),
-                "false_alarms_per_megapixel": round(float(rates[chosen]), 4)}
-    chosen, rate, levelled = search_down(measure, chosen + 1, target)
-    threshold = float(thresholds[chosen])
-    if rate > target:
-        (warn or (lambda line: None))(
-            f"warning: the OpenCV export raises {rate:.3g} false alarms per megapixel of "
-            f"the calibration pictures at its threshold {threshold:.4g}, over the target "
-            f"{target:g}")
-    point = {"threshold": round(threshold, 6), "min_neighbors": OPENCV_MIN_NEIGHBORS,
-             "scale_factor": OPENCV_SCALE_FACTOR, "cuts": list(DEFAULT_CUTS),
-             "target_false_alarms_per_megapixel": target,
-             "false_alarms_per_megapixel": round(float(rate), 4), "search_scan": searched}
-    if levelled is not model:
-        point["rejection"] = levelled.detection["rejection"]
-    return point
-
-
-def _levels_at(model, train_faces, threshold: float):
-    """``model`` with soft rejection learnt from ``train_faces`` at ``threshold`` (as it
-    is without faces, or when none of them scores above ``threshold``: no budget to
-    count, :func:`~facedetect.detector._pruning.soft_rejection_thresholds`)."""
-    if train_faces is None or not len(train_faces):
-        return model
-    return model.with_rejection(train_faces, threshold=threshold,
-                                max_loss=SOFT_REJECTION_LOSS)
