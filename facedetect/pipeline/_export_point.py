@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..detector._multiscale import DetectionParams
-from ._image_point import (N_CANDIDATES, SOFT_REJECTION_LOSS, choose_image_threshold,
-                           false_alarm_rates, rates_down_to_target, scan_pictures,
-                           scan_pictures_bounded, search_down)
+from ._image_point import (N_CANDIDATES, choose_image_threshold, false_alarm_rates,
+                           rates_down_to_target, scan_pictures, scan_pictures_bounded,
+                           search_down, soft_levels_at)
 from ._settings import TARGET_FALSE_ALARMS_PER_MPX
 
 
@@ -54,7 +54,7 @@ def opencv_operating_point(model, pictures, target: float = TARGET_FALSE_ALARMS_
                              scale_factor=OPENCV_SCALE_FACTOR, step="auto",
                              min_size=max(model.window), pyramid="linear")
     raw, megapixels, floor = scan_pictures_bounded(
-        staged_model(_levels_at(model, train_faces, low), low), pictures, params, progress,
+        staged_model(soft_levels_at(model, train_faces, low), low), pictures, params, progress,
         warn)
     low = max(low, float(np.nextafter(floor, np.inf)))   # counted in full from here up
     thresholds = np.linspace(low, max(low, image_threshold + 2.0), N_CANDIDATES)
@@ -87,18 +87,9 @@ def export_scan_at(model, train_faces, pictures, params: DetectionParams,
     megapixel of the staged export cut at them)``: the calibration pictures scanned as
     OpenCV scans them (``params``)."""
     from ..detector._staging import staged_model
-    levelled = _levels_at(model, train_faces, params.threshold)
+    levelled = soft_levels_at(model, train_faces, params.threshold)
     raw, megapixels = scan_pictures(staged_model(levelled, params.threshold), pictures,
                                     params, progress, warn)
     return levelled, float(false_alarm_rates(raw, megapixels, [params.threshold],
                                              params.min_neighbors, 0.0)[0])
 
-
-def _levels_at(model, train_faces, threshold: float):
-    """``model`` with soft rejection learnt from ``train_faces`` at ``threshold`` (as it
-    is without faces, or when none of them scores above ``threshold``: no budget to
-    count, :func:`~facedetect.detector._pruning.soft_rejection_thresholds`)."""
-    if train_faces is None or not len(train_faces):
-        return model
-    return model.with_rejection(train_faces, threshold=threshold,
-                                max_loss=SOFT_REJECTION_LOSS)

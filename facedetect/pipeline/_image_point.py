@@ -148,12 +148,9 @@ def image_operating_point(model, pictures, held_out_faces: np.ndarray,
     base = DetectionParams(threshold=low, min_neighbors=MIN_NEIGHBORS,
                            neighbor_margin=NEIGHBOR_MARGIN, pyramid=MINING_PYRAMID,
                            min_size=max(model.window))
-    searching = model   # the search scan: soft rejection learnt at the lowest candidate
-    if train_faces is not None and len(train_faces):
-        searching = model.with_rejection(train_faces, threshold=low,
-                                         max_loss=SOFT_REJECTION_LOSS)
-    levels_at = low
-    raw, megapixels, floor = scan_pictures_bounded(searching, pictures, base, progress, warn)
+    levels_at = low   # the search scan: soft rejection learnt at the lowest candidate
+    raw, megapixels, floor = scan_pictures_bounded(
+        soft_levels_at(model, train_faces, low), pictures, base, progress, warn)
     if floor > low:
         # A weak model: the pictures raised more windows than can be counted below the
         # floor, so the candidates start there (and the faces kept say what it costs).
@@ -219,12 +216,22 @@ def detect_scan_at(model, train_faces: np.ndarray, pictures, params: DetectionPa
     """``(model with soft rejection learnt from train_faces at params.threshold, the false
     alarms per megapixel detect gives with it there)``: the calibration pictures scanned
     as ``detect`` scans them."""
-    soft = model.with_rejection(train_faces, threshold=params.threshold,
-                                max_loss=SOFT_REJECTION_LOSS)
+    soft = soft_levels_at(model, train_faces, params.threshold)
     raw, megapixels = scan_pictures(soft, pictures, params, progress, warn)
     rate = false_alarm_rates(raw, megapixels, [params.threshold], params.min_neighbors,
                              params.neighbor_margin)[0]
     return soft, float(rate)
+
+
+def soft_levels_at(model, train_faces: np.ndarray | None, threshold: float):
+    """``model`` with soft rejection learnt from ``train_faces`` at ``threshold``, within
+    ``SOFT_REJECTION_LOSS`` (as it is without faces, or when none of them scores above
+    ``threshold``: no budget to count,
+    :func:`~facedetect.detector._pruning.soft_rejection_thresholds`)."""
+    if train_faces is None or not len(train_faces):
+        return model
+    return model.with_rejection(train_faces, threshold=threshold,
+                                max_loss=SOFT_REJECTION_LOSS)
 
 
 def search_down(measure, count: int, target: float):
