@@ -1,152 +1,114 @@
-"""Boosting speed on the full CBCL Haar pool: DB, DB (loss rule), DBN, CS, scikit-learn.
+"""The one command, timed: ``train-detector --cost 1,10`` as the README runs it, idle and
+with one core busy: wall time, CPU time, peak memory, scratch bytes, and each phase.
 
-Run: ``python -m benchmarks.training [--rounds 10] [--sklearn-rounds 2]``
+Run: ``python -m benchmarks.training [--runs idle,busy] [--label training] [-- FLAGS]``
 
-All methods run in this one process on the same feature matrix (the 75% training part of a
-stratified CBCL split: about 5,233 windows x 63,960 features). DB runs on the whole pool.
-The methods that solve every root cannot run a round on the whole pool in reasonable time,
-so each runs on an evenly spaced subset of the features and its time and root count are
-scaled to the whole pool (the work is linear in the number of features): this is stated
-in the output next to every scaled figure.
+Each run is the command in a child process (data found as the command finds it:
+``--data``, ``$FACEDETECT_*``, ``./data/``), with ``--json`` for its phases and scratch
+bytes; its CPU time and peak resident memory come from the child's resource usage. "busy"
+runs a busy loop beside it for the whole run. Flags after ``--`` go to the command (for
+instance ``-- --memory 2`` for the spilled path).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
+from .common import machine, one_core_busy, write_results
 
-from facedetect.data import load_cbcl
-from facedetect.training._splits import stratified_holdout
-from facedetect.haar import feature_matrix, haar_feature_pool
-from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
-from facedetect.reproduce._experiment import RuleComparingDB
-from facedetect.training._stumps import presort
-
-from .common import machine, peak_rss_mb, write_results
+COMMAND = ["-m", "facedetect", "train", "--cost", "1,10", "--json"]
 
 
-def per_round(model_factory, X, y, order, rounds):
-    model = model_factory(rounds).fit(X, y, order=order)
-    return float(np.median(model.round_seconds_)), float(np.mean(model.roots_solved_)), model
+def train_once(flags: list[str], busy: bool, folder: Path) -> dict:
+    """One run of the command: its summary, wall and CPU seconds, peak memory."""
+    out = folder / ("busy.json" if busy else "idle.json")
+    command = [sys.executable, *COMMAND, "--out", str(out), *flags]
+    # A fresh process per run: RUSAGE_CHILDREN's peak is the largest child's so far.
+    wrapper = ("import resource, subprocess, sys, time; start = time.perf_counter(); "
+               "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+               "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+               "print(done.stdout); print(done.stderr, file=sys.stderr); "
+               "print('USAGE', time.perf_counter() - start, u.ru_utime + u.ru_stime, "
+               "u.ru_maxrss); sys.exit(done.returncode)")
+    with one_core_busy() if busy else contextlib.nullcontext():
+        done = subprocess.run([sys.executable, "-c", wrapper, *command], capture_output=True,
+                              text=True)
+    if done.returncode:
+        raise SystemExit(f"train-detector failed: {done.stderr.strip()[-2000:]}")
+    usage = next(line for line in done.stdout.splitlines() if line.startswith("USAGE"))
+    wall, cpu, rss_kib = (float(v) for v in usage.split()[1:])
+    summary = json.loads(done.stdout[:done.stdout.index("USAGE")])
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "peak_rss_gib": round(rss_kib / 2**20, 2),
+            "scratch_bytes": summary["scratch_bytes"], "seconds": summary["seconds"],
+            "phases": summary["phases"], "stumps": summary["rounds"],
+            "train_windows": summary["train_windows"],
+            "threshold": summary["detection"]["threshold"] if summary["detection"] else None,
+            "model": str(out)}
 
 
-def disagreement(X, y, order, cost, rounds):
-    model = RuleComparingDB(n_rounds=rounds, cost=cost).fit(X, y, order=order)
-    return float(np.mean(model.rule_disagreements_))
+def phase_totals(phases: list[dict]) -> dict:
+    """Seconds by phase, summed over the stages (features, boosting, mining, ...)."""
+    totals: dict[str, float] = {}
+    for record in phases:
+        totals[record["phase"]] = totals.get(record["phase"], 0.0) + record["seconds"]
+    return {name: round(seconds, 1) for name, seconds in totals.items()}
+
+
+def markdown(results: dict) -> str:
+    lines = ["# The one command: `train-detector --cost 1,10` "
+             + " ".join(results["flags"]) + "\n",
+             f"Machine: {results['machine']}.\n",
+             "| run | wall | CPU | peak RSS | scratch writes | features | boosting | mining "
+             "| operating points |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, run in results["runs"].items():
+        totals = phase_totals(run["phases"])
+        points = totals.get("window operating point", 0) + totals.get(
+            "image operating point", 0)
+        lines.append(f"| {name} | {run['wall_s'] / 60:.1f} min | {run['cpu_s'] / 60:.1f} min "
+                     f"| {run['peak_rss_gib']:.2f} GiB | "
+                     f"{run['scratch_bytes'] / 2**30:.2f} GiB | "
+                     f"{totals.get('features', 0):.0f} s | {totals.get('boosting', 0):.0f} s | "
+                     f"{totals.get('mining', 0):.0f} s | {points:.0f} s |")
+    lines += ["", "Phases of the idle run (stage: seconds, windows, rounds):", ""]
+    first = next(iter(results["runs"].values()))
+    for record in first["phases"]:
+        extra = ", ".join(f"{k} {record[k]:,}" for k in ("windows", "rounds") if k in record)
+        stage = f"stage {record['stage']} " if record["stage"] else ""
+        lines.append(f"- {stage}{record['phase']}: {record['seconds']:.1f} s"
+                     + (f" ({extra})" if extra else ""))
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> dict:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    flags = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data")
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--cost", default="1,10")
-    parser.add_argument("--dbn-features", type=int, default=4000)
-    parser.add_argument("--cs-features", type=int, default=1000)
-    parser.add_argument("--scalar-cs-features", type=int, default=8)
-    parser.add_argument("--sklearn-rounds", type=int, default=2)
-    parser.add_argument("--disagreement-rounds", type=int, default=10)
+    parser.add_argument("--runs", default="idle,busy", help="idle, busy or both")
+    parser.add_argument("--label", default="training")
+    parser.add_argument("--keep", help="folder to keep the trained models in")
     args = parser.parse_args(argv)
-    cost = tuple(float(c) for c in args.cost.split(","))
-
-    data = load_cbcl(args.data)
-    train, _ = stratified_holdout(data.labels, 0.25, seed=0)
-    pool = haar_feature_pool()
-    feature_matrix(data.images[:8], pool, progress=False)
-    start = time.perf_counter()
-    X = feature_matrix(data.images[train], pool, progress=False)
-    features_s = time.perf_counter() - start
-    y = data.labels[train]
-    start = time.perf_counter()
-    order = presort(X.T)
-    presort_s = time.perf_counter() - start
-    rss_matrix = peak_rss_mb()
-    n_features = X.shape[1]
-
-    # Warm up every kernel on a small problem, so compile time is not timed.
-    warm_rows = np.r_[0:150, len(y) - 150:len(y)]  # faces come first, non-faces last
-    small = np.asfortranarray(X[warm_rows, :600])
-    for factory in (lambda r: AdaBoostDB(r, cost), lambda r: AdaBoostDB(r, cost, selection="loss"),
-                    lambda r: AdaBoostDB(r, cost, search="exhaustive"),
-                    lambda r: CostSensitiveAdaBoost(r, cost)):
-        factory(2).fit(small, y[warm_rows])
-
-    results = {"machine": machine(), "cost": cost, "n_samples": int(len(y)),
-               "n_features": n_features, "feature_matrix_s": features_s, "presort_s": presort_s,
-               "memory_matrix_mb": X.nbytes / 2**20, "memory_order_mb": order.nbytes / 2**20,
-               "peak_rss_mb_after_matrix_and_order": rss_matrix}
-    db_s, db_roots, db = per_round(lambda r: AdaBoostDB(r, cost), X, y, order, args.rounds)
-    results["db"] = {"s_per_round": db_s, "roots_per_round": db_roots,
-                     "roots_per_round_list": db.roots_solved_.tolist(),
-                     "s_per_round_list": db.round_seconds_.round(4).tolist()}
-    loss_s, loss_roots, _ = per_round(lambda r: AdaBoostDB(r, cost, selection="loss"),
-                                      X, y, order, max(3, args.rounds // 2))
-    results["db_loss_rule"] = {"s_per_round": loss_s, "roots_per_round": loss_roots}
-
-    def scaled(factory, n_sub, rounds=2):
-        columns = np.linspace(0, n_features - 1, n_sub).astype(np.intp)
-        X_sub = np.asfortranarray(X[:, columns])
-        order_sub = np.ascontiguousarray(order[columns])
-        seconds, roots, _ = per_round(factory, X_sub, y, order_sub, rounds)
-        scale = n_features / n_sub
-        return {"features_used": n_sub, "s_per_round_scaled": seconds * scale,
-                "roots_per_round_scaled": roots * scale, "s_per_round_on_subset": seconds}
-
-    results["dbn"] = scaled(lambda r: AdaBoostDB(r, cost, search="exhaustive"), args.dbn_features)
-    results["cs_vectorized"] = scaled(lambda r: CostSensitiveAdaBoost(r, cost), args.cs_features)
-    results["cs_scalar"] = scaled(lambda r: CostSensitiveAdaBoost(r, cost, solver="scalar"),
-                                  args.scalar_cs_features, rounds=1)
-
-    from sklearn.ensemble import AdaBoostClassifier
-    from sklearn.tree import DecisionTreeClassifier
-    start = time.perf_counter()
-    AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), n_estimators=args.sklearn_rounds
-                       ).fit(X, y)
-    sklearn_s = (time.perf_counter() - start) / args.sklearn_rounds
-    results["sklearn_adaboost"] = {"s_per_round": sklearn_s, "rounds": args.sklearn_rounds}
-
-    disagreements = {}
-    for pair in [(1, 10), (10, 1), (1, 2), (1, 1)]:
-        disagreements[f"{pair[0]},{pair[1]}"] = disagreement(X, y, order, pair,
-                                                             args.disagreement_rounds)
-    results["root_vs_loss_disagreement"] = disagreements
-    results["peak_rss_mb"] = peak_rss_mb()
-
-    dbn, csv, css = results["dbn"], results["cs_vectorized"], results["cs_scalar"]
-    rows = [
-        ("DB (conditional search, root rule)", db_s, db_roots, "whole pool"),
-        ("DB, loss rule (hull search)", loss_s, results["db_loss_rule"]["roots_per_round"],
-         "whole pool"),
-        ("DBN (every root solved)", dbn["s_per_round_scaled"], dbn["roots_per_round_scaled"],
-         f"scaled from {dbn['features_used']} features"),
-        ("CS, vectorised numpy", csv["s_per_round_scaled"], csv["roots_per_round_scaled"],
-         f"scaled from {csv['features_used']} features"),
-        ("CS, scalar Brent (paper)", css["s_per_round_scaled"], css["roots_per_round_scaled"],
-         f"scaled from {css['features_used']} features"),
-        ("scikit-learn AdaBoostClassifier, depth-1 trees", sklearn_s, float("nan"),
-         f"whole pool, {args.sklearn_rounds} rounds"),
-    ]
-    table = "\n".join(f"| {name} | {s:.3f} | {s / db_s:.0f}x | {roots:,.0f} | {note} |"
-                      for name, s, roots, note in rows)
-    dis = ", ".join(f"[{k}] {v:.0%}" for k, v in disagreements.items())
-    markdown = f"""# Boosting speed: CBCL Haar pool, cost {cost}
-
-Machine: {results['machine']}. {len(y):,} training windows x {n_features:,} features.
-Feature matrix {features_s:.1f} s, presort {presort_s:.1f} s; matrix {results['memory_matrix_mb']:.0f} MiB
-+ sort order {results['memory_order_mb']:.0f} MiB; peak RSS {results['peak_rss_mb']:.0f} MiB.
-
-| method | s per round | vs DB | roots per round | note |
-|---|---|---|---|---|
-{table}
-
-Roots solved by DB per round over {args.rounds} rounds: {db.roots_solved_.tolist()}
-(out of {dbn['roots_per_round_scaled']:,.0f} candidates: {1 - db_roots / dbn['roots_per_round_scaled']:.5%} avoided).
-
-Root rule vs loss rule, fraction of rounds where the two pick different stumps from the
-same weights ({args.disagreement_rounds} rounds of DB training each): {dis}.
-"""
-    write_results("training", results, markdown)
+    results = {"machine": machine(), "flags": flags, "runs": {}}
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(args.keep or temporary)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in args.runs.split(","):
+            if name not in ("idle", "busy"):
+                raise SystemExit(f"--runs: unknown run {name!r} (idle, busy)")
+            started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            run = train_once(flags, name == "busy", folder)
+            results["runs"][name] = dict(run, started=started)
+            print(json.dumps({name: phase_totals(run["phases"]), "wall_s": run["wall_s"]}),
+                  flush=True)
+    write_results(args.label, results, markdown(results))
     return results
 
 

@@ -279,7 +279,7 @@ def test_a_spill_file_on_a_full_disk_is_one_line(monkeypatch, tmp_path):
     import errno
     import os
 
-    from facedetect.pipeline import _storage as storage
+    from facedetect.pipeline import _compact as storage
 
     def full(fd, offset, length):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

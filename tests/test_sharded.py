@@ -86,6 +86,18 @@ def test_new_windows_extend_the_shards(client, windows):
                       AdaBoostDB(6, cost=(1, 2)).fit_sharded(sharded, y))
 
 
+def test_a_stage_extends_compact_shards_with_the_new_windows_features_alone(client, windows):
+    """With the first windows setting the edges, the shards compute the features of the
+    windows a stage adds and nothing else: the one process's store of all, bit for bit."""
+    images, y = windows
+    one = AdaBoostDB(8, cost=(1, 4)).fit_binned(
+        compact_features(images, POOL, 2**30, progress=False, edges_from=300), y)
+    sharded = ShardedFeatures(client, HaarColumns(POOL, False, 2**30), len(POOL), 2)
+    assert sharded.set_windows(images[:300], edges_from=300).computed == 300
+    assert sharded.set_windows(images, edges_from=300).computed == len(images) - 300
+    assert_same_model(one, AdaBoostDB(8, cost=(1, 4)).fit_sharded(sharded, y))
+
+
 def test_other_windows_of_more_rows_are_sent_whole(client, windows):
     """A cascade's next stage has other windows, maybe more: never taken for an extension."""
     images, y = windows

@@ -643,3 +643,100 @@ def test_a_checkpoint_from_before_the_jitter_shift_resumes_as_075(small_cbcl, tm
     resumed = train_detector(config, data, out=out, resume=True, progress=False).model
     whole = train_detector(config, data, progress=False).model
     assert resumed.alphas.tobytes() == whole.alphas.tobytes()
+
+
+def test_kept_features_compute_only_each_mining_stages_new_windows(small_cbcl, monkeypatch):
+    """With keep_features a mining stage featurises only the windows the stage before mined
+    (counted where the features are computed); the last stage bins all its windows at
+    their own quantiles. The run's phases and lines say what each stage did and how long
+    the whole should take."""
+    from skimage import data as skdata
+    from facedetect.haar._matrix import PreparedWindows
+    prepared = []
+    original = PreparedWindows.prepare
+
+    def counting(self, windows, normalize=True):
+        prepared.append(len(windows))
+        return original(self, windows, normalize)
+
+    monkeypatch.setattr(PreparedWindows, "prepare", counting)
+    pictures = [np.ascontiguousarray(skdata.brick()[:160, :160]),
+                np.ascontiguousarray(skdata.grass()[:160, :160])]
+    lines = []
+    config = plain_config((1, 1), 6, bootstrap_rounds=2, bootstrap_limit=30, stage_rounds=3,
+                          keep_features=True)
+    result = train_detector(config, load_cbcl(small_cbcl), negatives=pictures, progress=True,
+                            options=RunOptions(log=lines.append))
+    added = [s["hard_negatives_added"] for s in
+             result.model.document["training"]["bootstrap"]["stages"]]
+    assert len(added) == 2 and all(0 < n <= 30 for n in added)
+    windows = result.train_counts["faces"] + result.train_counts["non_faces"]
+    base = windows - sum(added)
+    from facedetect.pipeline._phases import PROBE_WINDOWS
+    # the probe's random windows first (the forecast), then the first stage's, the second's
+    # new ones, and the last stage's all
+    assert prepared == [64, PROBE_WINDOWS, base, added[0], windows]
+    phases = {(p["phase"], p["stage"]): p for p in result.phases}
+    assert [phases["features", s]["windows"] for s in (1, 2, 3)] == [base, added[0], windows]
+    assert [phases["boosting", s]["rounds"] for s in (1, 2, 3)] == [3, 3, 6]
+    assert [phases["boosting", s]["windows"] for s in (1, 2, 3)] == [
+        base, base + added[0], windows]
+    assert ("mining", 1) in phases and ("mining", 2) in phases
+    assert ("window operating point", None) in phases
+    assert result.model.document["training"]["phases"] == result.phases
+    assert result.scratch_bytes == 0
+    assert any(line.startswith("the run: 2 stages of 3 rounds") for line in lines)
+    assert sum("the whole run should take about" in line for line in lines) == 3
+    assert "from a probe of its speed" in next(line for line in lines
+                                               if "should take about" in line)
+
+
+def test_the_whole_run_is_foreseen_from_the_phases_measured():
+    # hand-computed: 0.1 s a window's features, 0.02 s a round per window, 5 s a mining,
+    # the operating points a share of the last stage's boosting (20 rounds, 200 windows)
+    from facedetect.pipeline._phases import OPERATING_POINTS_PER_FINAL_BOOSTING, Phases, \
+        remaining_seconds
+    phases = Phases([{"phase": "features", "stage": 1, "windows": 100, "seconds": 10.0},
+                     {"phase": "boosting", "stage": 1, "rounds": 10, "windows": 100,
+                      "seconds": 20.0},
+                     {"phase": "mining", "stage": 1, "seconds": 5.0}])
+    config = TrainConfig(rounds=20, stage_rounds=10, bootstrap_rounds=2, bootstrap_limit=50)
+    stage_2 = 150 * 0.1 + 0.02 * 10 * 150 + 5.0   # each stage featurises all its windows
+    stage_3 = 200 * 0.1 + 0.02 * 20 * 200
+    assert remaining_seconds(phases, config, 100, 0, False) == pytest.approx(
+        stage_2 + stage_3)
+    assert remaining_seconds(phases, config, 100, 0, True) == pytest.approx(
+        stage_2 + stage_3 + OPERATING_POINTS_PER_FINAL_BOOSTING * 0.02 * 20 * 200)
+    kept = TrainConfig(rounds=20, stage_rounds=10, bootstrap_rounds=2, bootstrap_limit=50,
+                       keep_features=True)   # a mining stage featurises its new windows
+    assert remaining_seconds(phases, kept, 100, 0, False) == pytest.approx(
+        stage_2 - 100 * 0.1 + stage_3)
+    assert np.isnan(remaining_seconds(Phases(), config, 100, 0, True))
+
+
+@pytest.mark.parametrize("available, expected", [(24 * 2**30, 12.0), (2**29, 1.0),
+                                                 (1000 * 2**30, 64.0), (None, 3.0)])
+def test_the_default_memory_follows_the_machine(monkeypatch, available, expected):
+    from facedetect._utils import sysinfo
+    from facedetect.pipeline._settings import default_memory
+    monkeypatch.setattr(sysinfo, "available_memory_bytes", lambda: available)
+    memory, line = default_memory()
+    assert memory == int(expected * 2**30)
+    assert line.startswith(f"memory: {expected:g}" if available is None
+                           else f"memory: {expected:.1f} GiB")
+    assert "--memory GIB" in line
+
+
+def test_the_recipe_bins_every_stages_windows_at_their_own_quantiles(small_cbcl):
+    """Without keep_features each stage computes all its windows' features, as the recipe
+    trained before they could be kept."""
+    from skimage import data as skdata
+    pictures = [np.ascontiguousarray(skdata.brick()[:160, :160])]
+    config = plain_config((1, 1), 4, bootstrap_rounds=1, bootstrap_limit=30, stage_rounds=2)
+    result = train_detector(config, load_cbcl(small_cbcl), negatives=pictures,
+                            progress=False)
+    windows = result.train_counts["faces"] + result.train_counts["non_faces"]
+    added = result.model.document["training"]["bootstrap"]["stages"][0][
+        "hard_negatives_added"]
+    assert [p["windows"] for p in result.phases if p["phase"] == "features"] == [
+        windows - added, windows]

@@ -24,3 +24,18 @@ def machine() -> str:
 def peak_rss_gib() -> float:
     """Peak resident memory of this process so far, in GiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+
+
+def available_memory_bytes() -> int | None:
+    """Memory the machine can give a new job now (Linux's ``MemAvailable``: free memory
+    plus the caches it can drop), in bytes; None where it cannot be read."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None

@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 from .._utils.atomic import exclusive_output
+from .._utils.sysinfo import peak_rss_gib
 from ..errors import FacedetectError
 from ..modelfile._registry import ALGORITHMS as REGISTRY
 from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMING,
                                WILD_JITTER_SHIFT, WILD_POSTERIZE, WILD_WINDOW, TrainConfig,
                                check_config)
-from ..pipeline._settings import (DEFAULT_MEMORY_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
+from ..pipeline._settings import (MEMORY_BOUNDS_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
                                  RunOptions)
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from ._common import (bounded_int, field_type, check_not_run_file, check_writable,
@@ -166,6 +167,11 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        default=RECIPE.stage_rounds, metavar="N",
                        help="boosting rounds of each bootstrap stage before the last, whose "
                             f"models only mine hard negatives (default {RECIPE.stage_rounds})")
+    group.add_argument("--keep-features", action="store_true",
+                       help="compute each window's features once over the mining stages, "
+                            "binning the mined windows at the first stage's edges: a third "
+                            "faster, and measured to find fewer held-out faces (0.950 "
+                            "against 0.960), so not the recipe's")
     group.add_argument("--bootstrap-limit", type=field_type("bootstrap_limit"),
                        default=RECIPE.bootstrap_limit, metavar="N",
                        help="hard negatives mined per bootstrap round at most (default "
@@ -194,11 +200,11 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--exact", action="store_true",
                        help="the paper's exact stump search on float32 features (6 bytes "
                             "per window and feature) instead of compact uint8 bins")
-    group.add_argument("--memory", type=finite_float, default=DEFAULT_MEMORY_GB,
-                       metavar="GIB",
-                       help="memory for the training features in GiB (default "
-                            f"{DEFAULT_MEMORY_GB:g}); compact features beyond it spill to "
-                            "a temporary file")
+    group.add_argument("--memory", type=finite_float, metavar="GIB",
+                       help="memory for the training features in GiB (default: half of "
+                            "the memory available at the start, within "
+                            f"{MEMORY_BOUNDS_GB[0]:g}..{MEMORY_BOUNDS_GB[1]:g}); compact "
+                            "features beyond it spill to a temporary file, each part once")
     group.add_argument("--workers", type=bounded_int(1, MAX_LOCAL_WORKERS), metavar="N",
                        help="compute and search the features on N local Dask worker "
                             "processes (pip install 'facedetect[distributed]'); same model")
@@ -248,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{getattr(args, 'prog', 'train-detector')}: {line}", file=sys.stderr)
 
     options = RunOptions(checkpoint_every=args.checkpoint_every,
-                         memory=memory_bytes(args.memory), false_alarm_target=args.false_alarms,
+                         memory=None if args.memory is None else memory_bytes(args.memory),
+                         false_alarm_target=args.false_alarms,
                          log=log, warn=warn)
     options.check()
     out = _out_path(args)
@@ -331,6 +338,17 @@ def _cluster(args, options: RunOptions):
         disconnect(options.client)
 
 
+def phases_line(phases: list, scratch_bytes: int, peak_gib: float) -> str:
+    """The run's seconds by kind of phase, its scratch writes and its peak memory."""
+    totals = {}
+    for record in phases:
+        totals[record["phase"]] = totals.get(record["phase"], 0.0) + record["seconds"]
+    scratch = (f"{scratch_bytes / 2**30:.2f} GiB of features written to scratch"
+               if scratch_bytes else "no scratch writes (features in memory)")
+    return ("phases: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in totals.items())
+            + f"; {scratch}; peak memory {peak_gib:.2f} GiB")
+
+
 def _image_point(model) -> dict | None:
     """The image operating point as the summary reports it: without the per-stump
     rejection thresholds and cascade stages."""
@@ -348,7 +366,9 @@ def _report(args, out, config: TrainConfig, result) -> None:
                "operating_point": result.model.operating_point,
                "detection": _image_point(result.model),
                "seconds": round(result.seconds, 1),
-               "feature_seconds": round(result.feature_seconds, 1)}
+               "feature_seconds": round(result.feature_seconds, 1),
+               "phases": result.phases, "scratch_bytes": int(result.scratch_bytes),
+               "peak_rss_gib": round(peak_rss_gib(), 3)}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -356,6 +376,7 @@ def _report(args, out, config: TrainConfig, result) -> None:
               f"{config.cost[1]:g}, {config.algorithm}/{config.selection}, trained on "
               f"{result.train_counts['faces']} faces + {result.train_counts['non_faces']} "
               f"non-faces in {result.seconds:.1f} s")
+        print(phases_line(result.phases, result.scratch_bytes, peak_rss_gib()))
         print(describe_operating_point(result.model.operating_point))
         if result.model.image_point is not None:
             detection = result.model.image_point

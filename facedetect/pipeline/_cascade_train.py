@@ -28,9 +28,9 @@ from ._cascade import (StageData, cascade_model, config_record,
                       run_stage, stage_negatives)
 from ._config import (CBCL_JITTER_SHIFT, TrainConfig, check_config, check_data,
                       feature_types, split_indices, training_windows)
-from ._settings import (DEFAULT_MEMORY_GB, DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig,
+from ._settings import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, default_memory,
                        RunOptions)
-from ._storage import FeatureSource, memory_bytes
+from ._storage import FeatureSource
 from ._wild import split_wild_faces
 
 # What detect scans a cascade with unless told otherwise: OpenCV's detectMultiScale rule.
@@ -228,7 +228,11 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
     if faces is not None:
         run_config["faces_sha256"] = faces.fingerprint
     checkpoint = options.checkpoint or (Path(str(out) + ".checkpoint.json") if out else None)
-    memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
+    memory = options.memory
+    if memory is None:
+        memory, line = default_memory()
+        if progress:
+            options.log(line)
     run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window, feature_types(config)),
                       run_config, checkpoint,
                       FeatureSource(memory, client=options.client, shards=options.shards),

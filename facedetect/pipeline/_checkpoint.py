@@ -31,8 +31,10 @@ from ..training._boosting import TrainingState
 from ._bootstrap import MINING_PYRAMID, MiningState
 
 FORMAT = "facedetect-checkpoint"
-VERSION = 4   # 3: the JSON carries its own SHA-256; 4: the windows file named by digest
-READABLE_VERSIONS = (3, 4)
+# 3: the JSON carries its own SHA-256; 4: the windows file named by digest; 5: the training
+# windows stored faces first, the later stages' bins at the first stage's edges
+VERSION = 5
+READABLE_VERSIONS = (5,)
 MAX_CHECKPOINT_BYTES = 2 ** 30   # the JSON: weights of up to ~50 million windows
 MAX_WINDOWS_BYTES = 2 ** 33      # mined windows: 20 rounds x 10^6 windows of 19x19 bytes
 
@@ -51,15 +53,15 @@ class RunState:
 
 
 def _windows_path(path: Path, sha256: str | None = None) -> Path:
-    """The windows file of checkpoint ``path``: named by its digest (version 4), or
+    """The windows file of checkpoint ``path``: named by its digest (versions 4 and 5), or
     ``<checkpoint>.npz`` (version 3)."""
     return Path(f"{path}.{sha256[:16]}.npz" if sha256 else f"{path}.npz")
 
 
 def _named_digest(document) -> str | None:
-    """The digest a version-4 checkpoint names its windows by (None: version 3, or no
+    """The digest a version-4 or 5 checkpoint names its windows by (None: version 3, or no
     digest a file name may be made of)."""
-    if not isinstance(document, dict) or document.get("version") != 4:
+    if not isinstance(document, dict) or document.get("version") not in (4, 5):
         return None
     sha256 = document.get("windows_sha256")
     ok = isinstance(sha256, str) and len(sha256) == 64 and all(
@@ -74,10 +76,23 @@ def _windows_files(path: Path) -> list[Path]:
             if Path(p).name.count(".npz") == 1]
 
 
-def save_checkpoint(path, run: RunState, config: dict) -> Path:
-    path = Path(path)
+# The last windows file written, by checkpoint: (path, extra, mined windows, digest). A
+# stage's boosting saves its checkpoint every few rounds with the same windows; they are
+# packed and hashed once (the arrays are never changed in place, only replaced).
+_LAST_WINDOWS: list = [None]
+
+
+def _saved_windows(path: Path, run: RunState) -> str:
+    """The digest of the run's windows, written beside ``path`` unless they are there."""
+    mined_parts = list(run.mining.windows) if run.mining else []
+    last = _LAST_WINDOWS[0]
+    if (last is not None and last[0] == path and last[1] is run.extra
+            and len(last[2]) == len(mined_parts)
+            and all(a is b for a, b in zip(last[2], mined_parts))
+            and _windows_path(path, last[3]).exists()):
+        return last[3]
     buffer = io.BytesIO()
-    mined = (np.concatenate(run.mining.windows) if run.mining and run.mining.windows
+    mined = (np.concatenate(mined_parts) if mined_parts
              else np.empty((0, *run.extra.shape[1:]), np.uint8))
     np.savez(buffer, extra=run.extra, mined=mined)
     payload = buffer.getvalue()
@@ -85,6 +100,14 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
     windows = _windows_path(path, sha256)
     if not windows.exists():
         atomic_write_bytes(windows, payload)
+    _LAST_WINDOWS[0] = (path, run.extra, mined_parts, sha256)
+    return sha256
+
+
+def save_checkpoint(path, run: RunState, config: dict) -> Path:
+    path = Path(path)
+    sha256 = _saved_windows(path, run)
+    windows = _windows_path(path, sha256)
     state = run.boosting
     document = {"format": FORMAT, "version": VERSION, "config": config, "stage": run.stage,
                 "pyramid": MINING_PYRAMID, "windows_sha256": sha256,
@@ -96,8 +119,11 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
                     "finished": state.finished},
                 "mining": None if run.mining is None else {
                     "position": run.mining.position, "skipped": run.mining.skipped}}
-    document["sha256"] = digest(document)
-    atomic_write_text(path, json.dumps(document, allow_nan=False))
+    # The canonical text the digest is of, written with the digest as its last field: one
+    # serialisation of the weights instead of two.
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    sealed = hashlib.sha256(canonical.encode()).hexdigest()
+    atomic_write_text(path, canonical[:-1] + f',"sha256":"{sealed}"}}')
     for other in _windows_files(path):   # only now that the JSON names the new windows
         if other != windows:
             other.unlink(missing_ok=True)
@@ -149,8 +175,13 @@ def load_checkpoint(path, config: dict) -> RunState:
     except (OSError, UnicodeDecodeError) as error:
         raise FacedetectError(f"{path}: unreadable checkpoint ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT \
-            or document.get("version") not in READABLE_VERSIONS:
+            or document.get("version") not in (3, 4, *READABLE_VERSIONS):
         raise FacedetectError(f"{path}: not a facedetect checkpoint of version {VERSION}")
+    if document.get("version") not in READABLE_VERSIONS:
+        # Its later stages binned every window anew, and its weights are in another order.
+        raise FacedetectError(f"{path}: a checkpoint of version {document.get('version')}, "
+                              "from before the features were computed once a run; train "
+                              "again without --resume")
     if document.get("sha256") != digest(document):
         raise FacedetectError(f"{path}: checksum mismatch: the checkpoint was modified or "
                               "damaged; train again without --resume")

@@ -89,6 +89,9 @@ class TrainConfig:
         :func:`resolved_window`; a cascade's None is off).
     bootstrap_rounds, bootstrap_limit, bootstrap_threshold, stage_rounds
         Hard-negative bootstrapping (see the comments below).
+    keep_features : bool
+        Compute each window's features once over the mining stages (faster, and measured
+        to find fewer held-out faces: see the comment below).
 
     See Also
     --------
@@ -162,6 +165,12 @@ class TrainConfig:
     # Rounds of each bootstrap stage before the last (None: ``rounds``): those models only
     # mine hard negatives, and a shorter one finds them sooner.
     stage_rounds: int | None = 100
+    # Keep each window's features from one mining stage to the next, the mined windows
+    # binned at the first stage's edges, instead of binning every stage's windows at their
+    # own quantiles: the features of 24,715 + 3 x 4,000 windows instead of 122,860, 26.7
+    # instead of about 34 minutes on the 2-core Xeon, but 0.950 of the held-out crops
+    # instead of 0.960 (docs/detector-training.md), so not the recipe's.
+    keep_features: bool = False
 
     def rounds_at(self, stage: int) -> int:
         """Boosting rounds of ``stage`` (0-based; the last stage is ``bootstrap_rounds``):
@@ -342,7 +351,7 @@ FIELD_LIMITS = {
 }
 FIELD_CHOICES = {"algorithm": ALGORITHM_CHOICES, "selection": ("root", "loss"),
                  "calibration": CALIBRATIONS, "threshold_rule": tuple(THRESHOLD_RULES)}
-FIELD_FLAGS = ("balanced", "mirror", "exact", "tilted", "channels")
+FIELD_FLAGS = ("balanced", "mirror", "exact", "tilted", "channels", "keep_features")
 OPTIONAL_FLAGS = ("tilted", "channels")   # None: the recipe chooses
 
 

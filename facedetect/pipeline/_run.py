@@ -26,6 +26,7 @@ from ._assemble import haar_detector_model
 from ._bootstrap import MiningState, NegativeSet, mined_windows, mining_steps
 from ._checkpoint import RunState, save_checkpoint
 from ._config import TrainConfig
+from ._phases import Phases
 from ._storage import FeatureSource
 
 
@@ -63,6 +64,7 @@ class Run:
     warn: object
     feature_seconds: float = 0.0
     stages: list = field(default_factory=list)
+    phases: Phases = field(default_factory=Phases)
     # When this process started the run, and the seconds earlier processes spent on it
     # (a resumed run's checkpoint says): the run's time is their sum.
     started: float = field(default_factory=time.perf_counter)
@@ -89,28 +91,39 @@ class Run:
                                "run again with --resume to finish")
 
 
-def _features(run: Run, images):
-    feature_start = time.perf_counter()
-    try:
-        store = run.features(images, run.pool, run.progress)
-    finally:
-        run.feature_seconds += time.perf_counter() - feature_start
+def _features(run: Run, images, edges_from: int | None, stage: int):
+    # Room for the windows the mining stages may add (the last stage bins all its windows
+    # anew): they are then stored without a copy.
+    capacity = (None if edges_from is None else edges_from + max(
+        0, run.config.bootstrap_rounds - 1) * run.config.bootstrap_limit)
+    with run.phases.timed("features", stage + 1) as record:
+        store = run.features(images, run.pool, run.progress, edges_from, capacity)
+        record["windows"] = run.features.computed
+    run.feature_seconds += record["seconds"]
     if run.progress:
         where = ("exact" if run.config.uses_exact else "compact") + (
             f", on {len(store.bounds)} workers' shards" if isinstance(store, ShardedFeatures)
             else "")
-        run.log(f"features: {len(run.pool):,} x {len(images):,} windows ({where}) in "
-                f"{time.perf_counter() - feature_start:.1f} s")
+        kept = len(images) - run.features.computed
+        run.log(f"features: {len(run.pool):,} x {run.features.computed:,} windows ({where}) "
+                f"in {record['seconds']:.1f} s" + (f"; those of {kept:,} windows kept from "
+                                                    "the stage before" if kept else ""))
     return store
 
 
-def boost_stage(run: Run, images, y, state: RunState):
+def boost_stage(run: Run, images, y, state: RunState, edges_from: int | None = None):
+    """Boost one stage on ``images``; compact bins take their edges from the first
+    ``edges_from`` windows (:class:`._storage.FeatureSource`)."""
     try:
-        store = _features(run, images)
+        store = _features(run, images, edges_from, state.stage)
     except KeyboardInterrupt:
         raise run.interrupted(state, "while computing features") from None
-    estimator = make_estimator(run.config, run.config.rounds_at(state.stage))
-    _fit_with_checkpoints(run, estimator, store, y, state)
+    rounds = run.config.rounds_at(state.stage)
+    estimator = make_estimator(run.config, rounds)
+    done = len(state.boosting.alphas) if state.boosting is not None else 0
+    with run.phases.timed("boosting", state.stage + 1, rounds=rounds - done,
+                          windows=len(y)):
+        _fit_with_checkpoints(run, estimator, store, y, state)
     state.boosting = estimator.training_state_
     state.mining = MiningState()
     run.save(state)
@@ -204,7 +217,7 @@ def mine_stage(run: Run, estimator, faces, state: RunState):
     current = haar_detector_model(estimator, run.pool).with_rejection(faces)
     saved_at = state.mining.position
     try:
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), run.phases.timed("mining", state.stage + 1):
             for mining in mining_steps(current, run.negatives.mining, config.bootstrap_limit,
                                        config.seed + state.stage, config.bootstrap_threshold,
                                        state=state.mining, progress=run.progress,

@@ -9,58 +9,22 @@
   temporary file, mapped, and each round reads them a chunk at a time, dropping each
   chunk's pages after its search: the resident set stays near one chunk at any amount of
   data, at the price of re-reading the file (from the page cache, if the machine has room).
+
+A run that mines hard negatives extends its compact features stage by stage: the first
+stage's windows set the bins' edges (their quantiles) and the windows mined later are
+binned at those edges (:func:`._compact.extend_features`), so that no window's features are computed
+twice and each spilled segment is written once.
 """
 
 from __future__ import annotations
 
-import mmap
-import os
-import tempfile
-
 import numpy as np
-from .._utils.progress import progress_bar
 
 from ..errors import FacedetectError
 from ..haar import feature_matrix
-from ..haar._matrix import PreparedWindows
-from ..training._binned import BinnedFeatures, quantile_bins
 from ..training._stumps import presort
-
-# Compact storage: the float32 values of one block of features are computed, binned and
-# dropped. A block is at most this share of the memory setting.
-BLOCK_SHARE = 8
-PREPARED_SHARE = 4   # of the memory, at most, for the windows' integral images
-MIN_BLOCK_FEATURES = 64
-
-
-def _exact_bytes(n_windows: int, n_features: int) -> int:
-    """float32 values plus the sort order (uint16 up to 32,767 windows, else uint32)."""
-    return n_windows * n_features * (4 + (2 if n_windows <= 0x7FFF else 4))
-
-
-def minimum_memory(n_windows: int) -> int:
-    """The least memory setting compact storage works with: one block of features as
-    float32 and as bins, twice over (the spill chunk beside the block being computed)."""
-    return 2 * MIN_BLOCK_FEATURES * n_windows * (4 + 1)
-
-
-def check_memory_setting(memory: int, n_windows: int, n_features: int, exact: bool) -> None:
-    """Refuse a setting the job cannot run in, naming what it needs."""
-    if exact:
-        needed = _exact_bytes(n_windows, n_features)
-        if needed > memory:
-            raise FacedetectError(
-                f"exact features for {n_windows:,} windows x {n_features:,} features need "
-                f"{needed / 2**30:.2f} GiB, more than the memory setting "
-                f"{memory / 2**30:.2f} GiB: raise --memory or drop --exact (compact "
-                "features take a sixth of that and can spill to disk)")
-        return
-    least = minimum_memory(n_windows)
-    if memory < least:
-        raise FacedetectError(
-            f"a memory setting of {memory / 2**20:.1f} MiB cannot hold one block of "
-            f"{MIN_BLOCK_FEATURES} features for {n_windows:,} windows: the minimum is "
-            f"{least / 2**20:.1f} MiB")
+from ._compact import (check_memory_setting, compact_features, extend_features,  # noqa: F401
+                       minimum_memory, spilled_bytes)
 
 
 def exact_features(windows: np.ndarray, pool, progress: bool = True):
@@ -76,86 +40,6 @@ def exact_features(windows: np.ndarray, pool, progress: bool = True):
     """
     X = feature_matrix(windows, pool, progress=progress)
     return X, presort(X.T)
-
-
-def _spill_file(n_features: int, n_windows: int):
-    """A zero-filled unlinked temporary file of the bins' size, mapped shared."""
-    handle = tempfile.TemporaryFile(prefix="facedetect-bins-")
-    size = max(1, n_features * n_windows)
-    try:
-        # Blocks reserved now: a sparse file on a disk that fills up later ends the
-        # process with SIGBUS when a page of the mapping is first written.
-        os.posix_fallocate(handle.fileno(), 0, size)
-        mapped = mmap.mmap(handle.fileno(), size)
-    except OSError as error:
-        handle.close()
-        raise FacedetectError(f"cannot make a {size / 2**20:,.1f} MiB spill file in "
-                              f"{tempfile.gettempdir()} ({error.strerror}); set TMPDIR to a "
-                              "disk with room, or raise --memory") from None
-    handle.close()  # the mapping keeps the file
-    return mapped
-
-
-def _releaser(mapped: mmap.mmap, n_windows: int):
-    """``release(start, stop)``: drop the resident pages of feature rows start..stop."""
-    page = mmap.PAGESIZE
-
-    def release(start: int, stop: int) -> None:
-        low = -(-start * n_windows // page) * page
-        high = stop * n_windows // page * page
-        if high > low:
-            mapped.madvise(mmap.MADV_DONTNEED, low, high - low)
-    return release
-
-
-def compact_features(windows: np.ndarray, pool, memory: int,
-                     progress: bool = True) -> BinnedFeatures:
-    """The windows' quantile bins for every feature of ``pool``, within ``memory`` bytes.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from facedetect.haar import haar_feature_pool
-    >>> windows = np.random.default_rng(0).integers(0, 256, (50, 19, 19), dtype=np.uint8)
-    >>> compact_features(windows, haar_feature_pool(19, 19), 2**30, progress=False).shape
-    (63960, 50)
-    """
-    n_windows, n_features = len(windows), len(pool)
-    check_memory_setting(memory, n_windows, n_features, exact=False)
-    block = max(MIN_BLOCK_FEATURES, memory // BLOCK_SHARE // (5 * max(n_windows, 1)))
-    # The windows' integral images, computed once for every block where they fit in a
-    # quarter of the memory (each block recomputed them before: 80% of the feature step).
-    prepared, prepared_bytes = None, 0
-    if n_windows:
-        prepared = PreparedWindows(pool)
-        prepared_bytes = prepared.nbytes(n_windows)
-        if prepared_bytes <= memory // PREPARED_SHARE:
-            prepared.prepare(windows)
-        else:
-            prepared, prepared_bytes = None, 0
-    spill = n_windows * n_features > memory - block * n_windows * 5 - prepared_bytes
-    if spill:
-        mapped = _spill_file(n_features, n_windows)
-        bins = np.frombuffer(mapped, dtype=np.uint8,
-                             count=n_features * n_windows).reshape(n_features, n_windows)
-        release = _releaser(mapped, n_windows)
-    else:
-        bins, release = np.empty((n_features, n_windows), dtype=np.uint8), None
-    edges = np.empty((n_features, 255), dtype=np.float32)
-    n_edges = np.empty(n_features, dtype=np.int64)
-    starts = range(0, n_features, block)
-    for start in progress_bar(starts, desc="features", unit="block", disable=not progress,
-                      leave=False):
-        stop = min(n_features, start + block)
-        values_t = (prepared.features(start, stop) if prepared is not None else
-                    feature_matrix(windows, pool.subset(np.arange(start, stop)),
-                                   progress=False).T)
-        _, edges[start:stop], n_edges[start:stop] = quantile_bins(values_t,
-                                                                  out=bins[start:stop])
-        if release is not None:
-            release(start, stop)
-    return BinnedFeatures(bins, edges, n_edges, chunk_rows=block if spill else None,
-                          release=release)
 
 
 MIN_MEMORY_GB = 2 ** -20   # one KiB: less rounds to nothing (the minimum for data comes later)
@@ -188,21 +72,40 @@ class HaarColumns:
     def __init__(self, pool, exact: bool, memory: int, progress: bool = False):
         self.pool, self.exact, self.memory, self.progress = pool, exact, memory, progress
 
-    def __call__(self, windows: np.ndarray, start: int, stop: int):
-        part = (self.pool if (start, stop) == (0, len(self.pool))
+    def _part(self, start: int, stop: int):
+        return (self.pool if (start, stop) == (0, len(self.pool))
                 else self.pool.subset(np.arange(start, stop)))
+
+    def __call__(self, windows: np.ndarray, start: int, stop: int,
+                 edges_from: int | None = None, capacity: int | None = None):
+        """The store of ``windows``; compact bins take their edges from the first
+        ``edges_from`` windows (None: all), with room for ``capacity`` windows."""
+        part = self._part(start, stop)
         if self.exact:
             check_memory_setting(self.memory, len(windows), len(part), exact=True)
             return exact_features(windows, part, progress=self.progress)
-        return compact_features(windows, part, self.memory, progress=self.progress)
+        return compact_features(windows, part, self.memory, progress=self.progress,
+                                edges_from=edges_from, capacity=capacity)
+
+    def extend(self, store, held: np.ndarray, windows: np.ndarray, start: int, stop: int):
+        """The store of ``held`` windows (which ``store`` holds) followed by ``windows``:
+        compact bins computed for the new windows alone, at the store's edges; exact
+        features (values and their sort order) computed anew."""
+        if self.exact:
+            return self(np.concatenate([held, windows]), start, stop)
+        return extend_features(store, windows, self._part(start, stop), self.memory,
+                               progress=self.progress)
 
 
 class FeatureSource:
     """Where a run computes its training windows' features: in this process within
     ``memory`` bytes (exact or compact), or, given a ``dask.distributed.Client``, sharded
     over its workers (:mod:`facedetect.training._sharded`; ``shards`` defaults to one per
-    worker). A sharded source keeps its shards across a run's stages, so that each stage
-    sends the workers only the windows they do not hold yet.
+    worker). Called with ``edges_from`` (a run that mines hard negatives: its first
+    windows set the edges, and ``capacity`` says how many windows the run may reach), the
+    source keeps the store, and a later call whose windows extend those computes only
+    the new windows' features; a sharded source sends the workers only the windows they
+    do not hold yet. ``scratch_bytes`` counts the stores' spill files.
 
     Examples
     --------
@@ -216,11 +119,37 @@ class FeatureSource:
                  shards: int | None = None):
         self.memory, self.exact, self.client, self.shards = memory, exact, client, shards
         self._sharded = None
+        self._held = None         # (store, windows, edges_from) kept for the next stage
+        self.scratch_bytes = 0
+        self.computed = 0         # windows whose features the last call computed
 
-    def __call__(self, images: np.ndarray, pool, progress: bool):
+    def __call__(self, images: np.ndarray, pool, progress: bool,
+                 edges_from: int | None = None, capacity: int | None = None):
         if self.client is not None:
-            return self._on_workers(pool).set_windows(images)
-        return HaarColumns(pool, self.exact, self.memory, progress)(images, 0, len(pool))
+            sharded = self._on_workers(pool).set_windows(images, edges_from, capacity)
+            self.computed = sharded.computed
+            return sharded
+        columns = HaarColumns(pool, self.exact, self.memory, progress)
+        held, self._held = self._held, None   # the old store goes before a new one comes
+        if held is not None and _extends(held, images, edges_from):
+            store, windows, _ = held
+            grown = columns.extend(store, windows, images[len(windows):], 0, len(pool))
+            if getattr(grown, "buffer", None) is not getattr(store, "buffer", None):
+                self.scratch_bytes += spilled_bytes(grown)   # a new buffer, not the room
+            store = grown
+            self.computed = len(images) - len(windows)
+        else:
+            held = None
+            store = columns(images, 0, len(pool), edges_from, capacity)
+            self.scratch_bytes += spilled_bytes(store)
+            self.computed = len(images)
+        if edges_from is not None:
+            self._held = (store, images, edges_from)
+        return store
+
+    def release(self) -> None:
+        """Forget the store kept for a next stage (the run's last stage has boosted)."""
+        self._held = None
 
     def _on_workers(self, pool):
         from ..training._sharded import ShardedFeatures, max_shards
@@ -234,3 +163,11 @@ class FeatureSource:
                                                                      memory),
                                             len(pool), shards)
         return self._sharded
+
+
+def _extends(held, images: np.ndarray, edges_from: int | None) -> bool:
+    """Whether ``images`` are the held store's windows and more, with the same edges."""
+    _, windows, held_edges_from = held
+    return (held_edges_from == edges_from and len(windows) <= len(images)
+            and images.shape[1:] == windows.shape[1:]
+            and np.array_equal(images[:len(windows)], windows))

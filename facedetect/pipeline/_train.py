@@ -27,10 +27,12 @@ from ._checkpoint import RunState, load_checkpoint, remove_checkpoint
 from ._config import (TrainConfig, calibration_indices, calibrates_on_wild_faces, check_config,
                      feature_types,
                      split_indices, training_windows, trains_cbcl_faces)
+from ._phases import (foreseen_line, foreseen_seconds, remaining_seconds, stage_line,
+                      stages_line)
 from ._plan import BEFORE_TRAINING, FIND, TrainPlan, plan_training
 from ._run import Run, boost_stage, estimator_from_state, mine_stage
-from ._settings import DEFAULT_MEMORY_GB, RunOptions
-from ._storage import FeatureSource, memory_bytes
+from ._settings import RunOptions, default_memory
+from ._storage import FeatureSource
 from ._wild import split_wild_faces
 
 __all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "training_windows",
@@ -40,7 +42,8 @@ __all__ = ["TrainConfig", "RunOptions", "TrainResult", "train_detector", "traini
 @dataclass
 class TrainResult:
     """A finished run: the model (saved to ``out`` where one was given), the seconds it
-    took, of which computing features, and the faces and non-faces of its last stage.
+    took, of which computing features, the faces and non-faces of its last stage, its
+    phases and the bytes its features wrote to spill files.
 
     Attributes
     ----------
@@ -48,6 +51,13 @@ class TrainResult:
     seconds, feature_seconds : float
     train_counts : dict
         ``{"faces": n, "non_faces": n}`` of the last stage.
+    phases : list of dict
+        Each phase this process ran (:class:`._phases.Phases`): ``phase`` (features,
+        boosting, mining, window operating point, image operating point), ``stage``
+        (1-based, None after the stages) and ``seconds``, with the ``windows`` and
+        ``rounds`` they worked on.
+    scratch_bytes : int
+        Bytes of compact features written to spill files (0: all in memory).
 
     See Also
     --------
@@ -66,6 +76,8 @@ class TrainResult:
     seconds: float
     feature_seconds: float
     train_counts: dict = field(default_factory=dict)
+    phases: list = field(default_factory=list)
+    scratch_bytes: int = 0
 
 
 # Default of ``negatives`` and ``faces``: found as the command finds them.
@@ -171,14 +183,18 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     _check_faces_left(base[1], held_faces, wild, config, bool(
         negatives is not None and negatives.calibration and config.bootstrap_rounds))
     estimator, state, y = _boost_and_mine(run, base, state)
-    model = assemble_model(run, estimator, state, framed, Split(train, held, calibration),
-                           base, wild.calibration if wild is not None and len(
-                               wild.calibration) else None)
+    with run.phases.timed("window operating point"):
+        model = assemble_model(run, estimator, state, framed, Split(train, held, calibration),
+                               base, wild.calibration if wild is not None and len(
+                                   wild.calibration) else None)
     if negatives is not None and negatives.calibration and config.bootstrap_rounds:
-        model = with_image_point(run, model, state, held_faces, options.false_alarm_target,
-                                 train_faces=base[0][base[1] == 1])
+        with run.phases.timed("image operating point"):
+            model = with_image_point(run, model, state, held_faces,
+                                     options.false_alarm_target,
+                                     train_faces=base[0][base[1] == 1])
     seconds = run.seconds()
-    record = {"seconds": round(seconds, 2)}
+    record = {"seconds": round(seconds, 2), "phases": run.phases.records,
+              "scratch_bytes": int(run.features.scratch_bytes)}
     if wild is not None:
         record["wild_faces"] = wild.record
     # Sealed with everything it records: the checksum matches what is returned.
@@ -188,7 +204,8 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
         if run.checkpoint is not None:
             remove_checkpoint(run.checkpoint)
     return TrainResult(model, seconds, run.feature_seconds,
-                       {"faces": int(y.sum()), "non_faces": int((y == 0).sum())})
+                       {"faces": int(y.sum()), "non_faces": int((y == 0).sum())},
+                       run.phases.records, run.features.scratch_bytes)
 
 
 def _training_faces(config: TrainConfig, cbcl, faces, train, held):
@@ -214,7 +231,10 @@ def _training_faces(config: TrainConfig, cbcl, faces, train, held):
         base = (np.concatenate([base[0], wild.train]),
                 np.concatenate([base[1], np.ones(len(wild.train), base[1].dtype)]))
         held_faces = np.concatenate([held_faces, wild.heldout])
-    return framed, base, held_faces, wild
+    # Faces first, each class in its order: the stump search then walks two runs of one
+    # class (training._binned), and every sum over a class is the same as in any order.
+    by_class = np.argsort(base[1] != 1, kind="stable")
+    return framed, (base[0][by_class], base[1][by_class]), held_faces, wild
 
 
 def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
@@ -228,7 +248,11 @@ def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
     checkpoint = options.checkpoint
     if checkpoint is None and out is not None:
         checkpoint = Path(str(out) + ".checkpoint.json")
-    memory = options.memory if options.memory is not None else memory_bytes(DEFAULT_MEMORY_GB)
+    memory = options.memory
+    if memory is None:
+        memory, line = default_memory()
+        if progress:
+            options.log(line)
     return Run(config, run_config, haar_feature_pool(*config.window, feature_types(config)), checkpoint,
                options.checkpoint_every, progress, options.log,
                FeatureSource(memory, config.uses_exact, options.client, options.shards),
@@ -239,23 +263,40 @@ def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
 def _boost_and_mine(run: Run, base, state: RunState):
     """The stages: boost on the windows so far, mine hard negatives, repeat."""
     base_images, base_labels = base
+    if run.progress:
+        run.log(stages_line(run.config, len(base_images)))
+        if state.stage == 0 and state.boosting is None and not run.config.uses_exact:
+            run.log(foreseen_line(foreseen_seconds(run.config, run.pool, len(base_images),
+                                                   _image_point_follows(run))))
     while True:
         images = np.concatenate([base_images, state.extra])
         y = np.concatenate([base_labels, np.zeros(len(state.extra), base_labels.dtype)])
         if state.mining is None:
-            estimator = boost_stage(run, images, y, state)
+            # Every stage bins its windows at their own quantiles; with keep_features the
+            # first stage's windows set the edges and the mining stages after it add the
+            # features of their hard negatives alone (the last stage, whose rounds make
+            # the model, bins all its windows anew either way).
+            kept = run.config.keep_features and state.stage < run.config.bootstrap_rounds
+            estimator = boost_stage(run, images, y, state,
+                                    edges_from=len(base_images) if kept else None)
         else:  # this stage's boosting finished before the interruption
             estimator = estimator_from_state(run.config, state.boosting, y, len(run.pool))
         if state.stage == run.config.bootstrap_rounds:
+            run.features.release()
             return estimator, state, y
         found = degraded_negatives(mine_stage(run, estimator, base_images[base_labels == 1],
                                               state), run.config.grain,
                                    run.config.posterize, run.config.seed, state.stage)
         run.stages.append({"stage": state.stage + 1, "hard_negatives_added": int(len(found))})
         if run.progress:
+            left = remaining_seconds(run.phases, run.config, len(base_images), state.stage,
+                                     _image_point_follows(run))
             run.log(f"{run.stage_name(state.stage)}: {len(found)} hard negatives mined")
+            run.log(stage_line(run.phases, run.stage_name(state.stage), state.stage,
+                               run.seconds(), left))
         if len(found) == 0:
             if run.config.rounds_at(state.stage) == run.config.rounds:
+                run.features.release()
                 return estimator, state, y
             # A short mining stage is no final model: the last stage boosts its full rounds
             # on the same windows.
@@ -264,6 +305,12 @@ def _boost_and_mine(run: Run, base, state: RunState):
             continue
         state = RunState(state.stage + 1, np.concatenate([state.extra, found]))
         run.save(state)
+
+
+def _image_point_follows(run: Run) -> bool:
+    """Whether the run ends with an image operating point (calibration pictures)."""
+    return bool(run.negatives is not None and run.negatives.calibration
+                and run.config.bootstrap_rounds)
 
 
 def _check_faces_left(labels: np.ndarray, held_faces: np.ndarray, wild, config: TrainConfig,

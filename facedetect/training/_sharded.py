@@ -74,7 +74,7 @@ class _Shard:
     def nbytes(self) -> int:
         if isinstance(self.store, tuple):
             return int(sum(a.nbytes for a in self.store))
-        return int(self.store.bins.nbytes + self.store.edges.nbytes)
+        return self.store.nbytes
 
     def __sizeof__(self) -> int:
         # Dask sizes results with sys.getsizeof on every worker: the real size, so that
@@ -82,9 +82,18 @@ class _Shard:
         return object.__sizeof__(self) + self.nbytes
 
 
-def _build_shard(windows: np.ndarray, columns: Callable, start: int, stop: int) -> _Shard:
+def _build_shard(windows: np.ndarray, columns: Callable, start: int, stop: int,
+                 edges_from: int | None = None, capacity: int | None = None) -> _Shard:
     """On a worker: the shard's features, computed from the windows there."""
-    return _Shard(start, stop, columns(windows, start, stop))
+    return _Shard(start, stop, columns(windows, start, stop, edges_from, capacity))
+
+
+def _extend_shard(shard: _Shard, windows: np.ndarray, held: int, columns) -> _Shard:
+    """On a worker: the shard's features on ``windows``, of which it holds the first
+    ``held``: only the new windows' features are computed."""
+    return _Shard(shard.start, shard.stop, columns.extend(shard.store, windows[:held],
+                                                          windows[held:], shard.start,
+                                                          shard.stop))
 
 
 def search_shard(shard: _Shard, estimator, fields: tuple, with_stump: bool = False):
@@ -146,10 +155,12 @@ def merge_shards(choices: list, larger_is_better: bool = True) -> dict | None:
 class ShardedFeatures:
     """The feature columns of some windows, sharded over a Dask cluster's workers.
 
-    ``columns(windows, start, stop)`` computes the store of features ``start..stop`` on
-    the windows (:func:`_build_shard`); it must be picklable. :meth:`set_windows` sends the
-    windows (only those the workers do not hold yet, when the new set extends the old)
-    and builds every shard on its worker.
+    ``columns(windows, start, stop, edges_from)`` computes the store of features
+    ``start..stop`` on the windows (:func:`_build_shard`) and ``columns.extend`` adds
+    windows to one (:class:`facedetect.pipeline._storage.HaarColumns`); it must be
+    picklable. :meth:`set_windows` sends the windows (only those the workers do not hold
+    yet, when the new set extends the old) and builds every shard on its worker, or
+    extends it with the new windows' features alone.
 
     Examples
     --------
@@ -171,6 +182,7 @@ class ShardedFeatures:
         self.n_windows = 0
         self._windows = None       # the future of the windows the workers hold
         self._digest = None        # and their digest
+        self._edges_from = None    # the windows that set the compact bins' edges
         self._shards = []
         self._last = None          # (feature, position, polarity) -> (threshold, outputs)
         self._selector = None      # (estimator, its unfitted copy, pickled size)
@@ -181,25 +193,38 @@ class ShardedFeatures:
     def shape(self) -> tuple[int, int]:
         return self.n_features, self.n_windows
 
-    def set_windows(self, windows: np.ndarray) -> "ShardedFeatures":
-        """Compute every shard's features on ``windows`` (uint8, ``(n, h, w)``)."""
+    def set_windows(self, windows: np.ndarray, edges_from: int | None = None,
+                    capacity: int | None = None) -> "ShardedFeatures":
+        """Compute every shard's features on ``windows`` (uint8, ``(n, h, w)``); compact
+        bins take their edges from the first ``edges_from`` windows (None: all), with
+        room for ``capacity`` windows."""
         windows = np.ascontiguousarray(windows)
         client = self.client
         held = self.n_windows
-        if (self._windows is not None and 0 < held <= len(windows)
-                and _digest(windows[:held]) == self._digest):
+        appends = (self._windows is not None and 0 < held <= len(windows)
+                   and windows_digest(windows[:held]) == self._digest)
+        if appends:
             # Bootstrapping appends windows to the ones the workers hold: send only those.
             self._windows = client.submit(np.concatenate, [self._windows, windows[held:]],
                                           pure=False)
         else:
             self._windows = client.submit(np.array, windows, pure=False)
-        self._digest = _digest(windows)
-        self._shards = []  # drop the old features before the new are built
-        workers = sorted(client.nthreads())   # every worker (scheduler_info lists five)
-        self._shards = [client.submit(_build_shard, self._windows, self.columns, start, stop,
-                                      workers=[workers[i % len(workers)]],
-                                      allow_other_workers=True, pure=False)
-                        for i, (start, stop) in enumerate(self.bounds)]
+        self.computed = len(windows)   # windows whose features this call computes
+        if appends and edges_from is not None and edges_from == self._edges_from:
+            # ... and compute only their features, at the edges the shards have.
+            self.computed = len(windows) - held
+            self._shards = [client.submit(_extend_shard, shard, self._windows, held,
+                                          self.columns, pure=False)
+                            for shard in self._shards]
+        else:
+            self._shards = []  # drop the old features before the new are built
+            workers = sorted(client.nthreads())   # every worker (scheduler_info lists five)
+            self._shards = [client.submit(_build_shard, self._windows, self.columns, start,
+                                          stop, edges_from, capacity,
+                                          workers=[workers[i % len(workers)]],
+                                          allow_other_workers=True, pure=False)
+                            for i, (start, stop) in enumerate(self.bounds)]
+        self._digest, self._edges_from = windows_digest(windows), edges_from
         _wait(self._shards)
         for future in self._shards:   # a build's error is the user's, not Dask's
             if future.status == "error":
@@ -271,7 +296,8 @@ def _outputs_at(shard: _Shard, feature: int, threshold: float, polarity: int) ->
     return np.where(values > threshold, polarity, -polarity).astype(np.int8)
 
 
-def _digest(windows: np.ndarray) -> bytes:
+def windows_digest(windows: np.ndarray) -> bytes:
+    """A digest of a stack of windows, their shape and type."""
     return hashlib.blake2b(windows.tobytes(), digest_size=16).digest() + repr(
         (windows.shape, windows.dtype.str)).encode()
 
