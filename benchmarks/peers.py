@@ -1,4 +1,4 @@
-"""Our models beside MTCNN, dlib's HOG detector and OpenCV's cascades, in one run.
+"""Our models beside YuNet, libfacedetection, MTCNN, dlib and OpenCV's cascades, in one run.
 
 Run (needs the ``peers`` extra, ``pip install -e '.[peers]'``)::
 
@@ -186,7 +186,7 @@ def speed(detectors, repeat: int) -> dict:
 def main(argv=None) -> dict:
     wait_passively()   # as the detect command does
     parser = wild_benchmark_parser(__doc__.splitlines()[0], "peers", 5)
-    parser.add_argument("--peers", default="opencv,mtcnn,dlib1,dlib2")
+    parser.add_argument("--peers", default="opencv,yunet,yunet2x,yuface,mtcnn,dlib1,dlib2")
     args = parser.parse_args(argv)
     faces, held_pictures = wild_data(args.faces)
     names = args.models.split(",")
