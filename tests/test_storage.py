@@ -138,9 +138,9 @@ def test_an_extended_store_is_the_store_computed_at_once(windows_and_labels):
         assert one.alphas_.tobytes() == two.alphas_.tobytes()
 
 
-def test_the_segmented_search_is_the_search_of_the_whole_matrix():
+def test_the_search_over_room_and_class_runs_is_the_search_of_the_whole_matrix():
     # the search over a buffer with room, and over class runs, against the brute-force oracle and
-    # the one-segment store of the same bins, samples in any class order
+    # the plain store of the same bins, samples in any class order
     from facedetect.training._binned import binned_candidate_errors
     rng = np.random.default_rng(5)
     values = rng.normal(size=(30, 90)).astype(np.float32)

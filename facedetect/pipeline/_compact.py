@@ -1,6 +1,6 @@
 """Compact features within a memory setting: computed a block of features at a time, held
-in memory or spilled to a file, one segment of windows at a time (:mod:`._storage` says
-where a run's features live).
+in memory or spilled to a file, and windows added later binned at the edges already set
+(:mod:`._storage` says where a run's features live).
 """
 
 from __future__ import annotations

@@ -10,10 +10,11 @@
   chunk's pages after its search: the resident set stays near one chunk at any amount of
   data, at the price of re-reading the file (from the page cache, if the machine has room).
 
-A run that mines hard negatives extends its compact features stage by stage: the first
-stage's windows set the bins' edges (their quantiles) and the windows mined later are
-binned at those edges (:func:`._compact.extend_features`), so that no window's features are computed
-twice and each spilled segment is written once.
+With ``keep_features`` a run that mines hard negatives extends its compact features
+stage by stage: the first stage's windows set the bins' edges (their quantiles) and the
+windows mined later are binned at those edges (:func:`._compact.extend_features`), so that
+no window's features are computed twice in the mining stages. Otherwise each stage
+computes its windows' features anew, as the recipe does.
 """
 
 from __future__ import annotations
