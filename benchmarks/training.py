@@ -51,7 +51,15 @@ def train_once(flags: list[str], busy: bool, folder: Path) -> dict:
             "phases": summary["phases"], "stumps": summary["rounds"],
             "train_windows": summary["train_windows"],
             "threshold": summary["detection"]["threshold"] if summary["detection"] else None,
-            "model": str(out)}
+            "model": str(out), "same_stumps_as_shipped": _same_stumps(out)}
+
+
+def _same_stumps(model: Path) -> bool:
+    """Whether the model trained has the shipped default's stumps, value for value."""
+    from facedetect.detector._api import shipped_model_path
+    stumps = [json.loads(Path(path).read_text())["stumps"]
+              for path in (model, shipped_model_path("default"))]
+    return stumps[0] == stumps[1]
 
 
 def phase_totals(phases: list[dict]) -> dict:
