@@ -299,7 +299,6 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert summary["detection"]["applies_to"] == "images"
     document = json.loads(out.read_text())
     config = document["training"]["config"]
-    from facedetect.pipeline._config import TrainConfig
     recipe = TrainConfig()
     assert config["mirror"] and config["jitter"] == 3
     assert (config["bootstrap_rounds"], config["max_features"]) == (

@@ -94,7 +94,7 @@ def test_sweep_summary_hand_computed():
 
 def test_show_draws_features(small_cbcl, tmp_path):  # noqa: F811
     from facedetect.data import load_cbcl
-    from facedetect.pipeline._train import TrainConfig, train_detector
+    from facedetect.pipeline._train import train_detector
     train_detector(plain_config((1, 1), 4), load_cbcl(small_cbcl), out=tmp_path / "m.json",
                    progress=False)
     result = subprocess.run([sys.executable, "-m", "facedetect", "show", str(tmp_path / "m.json"),

@@ -123,7 +123,7 @@ def foreseen_seconds(config, pool, n_windows: int, image_point: bool) -> dict:
         start = time.perf_counter()
         prepared = PreparedWindows(part).prepare(windows[:n])
         middle = time.perf_counter()
-        store = BinnedFeatures.from_values(prepared.features(0, len(part)))
+        BinnedFeatures.from_values(prepared.features(0, len(part)))
         timings = [middle - start, time.perf_counter() - middle]
     per_window = timings[0] / PROBE_WINDOWS
     per_window_feature = timings[1] / (PROBE_WINDOWS * len(part))
