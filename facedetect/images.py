@@ -9,6 +9,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import FacedetectError
 from ._utils.files import DEFAULT_MAX_PIXELS, check_regular_file
+from ._utils.png import png_data_shortfall
 
 __all__ = ["DEFAULT_MAX_PIXELS", "read_colour", "read_grey", "to_grey"]
 
@@ -156,6 +157,10 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
             image = ImageOps.exif_transpose(image)
             image.format = source_format   # a turned copy forgets it; to_grey reads it
             image.load()
+            shortfall = png_data_shortfall(path) if source_format == "PNG" else None
+            if shortfall:   # Pillow fills the missing rows with black and says nothing
+                raise OSError(f"image file is truncated: its image data holds "
+                              f"{shortfall[0]:,} of {shortfall[1]:,} bytes")
             return to_grey(image)
     except FileNotFoundError:
         raise FacedetectError(f"{path}: no such file") from None
@@ -208,13 +213,41 @@ def read_colour(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS
         return None
 
 
-def expand_inputs(paths) -> list[Path]:
-    """Files as given, folders expanded to their images (sorted, not recursive)."""
+def expand_inputs(paths, skipped: list | None = None) -> list[Path]:
+    """Files as given, folders expanded to their images (sorted, not recursive).
+
+    ``skipped``, where given, receives ``(path, why)`` for each entry of a folder that is
+    named like a picture but is no regular file (a folder, a link to nothing or to itself,
+    a device, a pipe).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.png").write_bytes(b""); (folder / "b.jpg").mkdir()
+    >>> skipped = []
+    >>> [p.name for p in expand_inputs([folder], skipped)], [(p.name, why) for p, why in skipped]
+    (['a.png'], [('b.jpg', 'a folder')])
+    """
     files = []
     for entry in map(Path, paths):
-        if entry.is_dir():
-            files.extend(sorted(p for p in entry.iterdir()
-                                if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES))
-        else:
+        if not entry.is_dir():
             files.append(entry)
+            continue
+        for path in sorted(entry.iterdir()):
+            if path.suffix.lower() not in IMAGE_SUFFIXES:
+                continue
+            if path.is_file():
+                files.append(path)
+            elif skipped is not None:
+                skipped.append((path, _not_a_file(path)))
     return files
+
+
+def _not_a_file(path: Path) -> str:
+    """What a path named like a picture is instead of a regular file."""
+    if path.is_dir():
+        return "a folder"
+    if path.is_symlink() and not path.exists():
+        return "a link to nothing (or a loop)"
+    return "not a regular file"

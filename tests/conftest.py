@@ -139,9 +139,28 @@ def cbcl(cbcl_dir):
     return load_cbcl(cbcl_dir)
 
 
+def negatives_found() -> tuple[Path | None, list[str]]:
+    """The face-free pictures' folder as the commands take it (a place holding ``images/``,
+    or the pictures themselves), and what each place passed over held."""
+    from facedetect.data._negatives import negative_files
+    notes = []
+    for place in data_places("negatives"):
+        folder = place / "images" if (place / "images").is_dir() else place
+        if not folder.is_dir():
+            notes.append(f"{place}: no such folder")
+        elif negative_files(folder):
+            return folder, notes
+        else:
+            notes.append(f"{folder}: a folder without pictures")
+    return None, notes
+
+
 @pytest.fixture(scope="session")
 def negatives_dir() -> Path:
-    return needs_data("negatives", "images") / "images"
+    folder, notes = negatives_found()
+    if folder is None:
+        pytest.skip("negatives data not found: " + "; ".join(notes))
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -161,7 +161,7 @@ def test_images_the_front_door_cannot_read_as_grey_are_refused(image, words):
 def test_images_as_cv2_and_pillow_users_hand_them_are_read():
     levels = np.tile(np.arange(0, 250, 5, dtype=np.uint8), (40, 1))
     grey = facedetect.detect(levels)
-    for same in (levels.astype(np.int64), levels.astype(np.uint16), levels / 255.0):
+    for same in (levels.astype(np.int64), levels / 255.0):
         np.testing.assert_array_equal(facedetect.detect(same).boxes, grey.boxes)
     with pytest.warns(UserWarning, match="read as grey levels 0..255"):
         facedetect.detect(levels.astype(np.float32))

@@ -27,8 +27,10 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as error:
         Path(temp).unlink(missing_ok=True)
+        if isinstance(error, OSError) and not error.filename:
+            error.filename = str(path)   # a full disk says which file it stopped
         raise
     return path
 

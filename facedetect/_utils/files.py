@@ -16,6 +16,8 @@ from ..errors import FacedetectError
 # Images above this many pixels are refused before they are decoded: a 12,000 x 12,000
 # photograph fits, and takes 1.25 GB at its peak to scan.
 DEFAULT_MAX_PIXELS = 150_000_000
+# The range of a pixel limit, from Python (``max_pixels``) as from ``detect --max-pixels``.
+MAX_PIXELS_LIMITS = {"max_pixels": ("int", 1, 10**11, "[]", True)}
 
 
 def check_regular_file(path) -> Path:

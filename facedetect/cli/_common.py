@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -21,11 +23,35 @@ EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
 
 
+# A negative number as a flag's value (``--threshold -1e9``): argparse's own pattern knows
+# no exponent, and took -1e9 for a flag.
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """Usage errors as one line on stderr (``--help`` still shows the full usage)."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
     def error(self, message):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def unrecognized(self, extras: list[str]):
+        """Refuse arguments no flag takes, with the closest flag of this command."""
+        unknown = next((a.split("=")[0] for a in extras if a.startswith("-")), None)
+        close = difflib.get_close_matches(unknown, list(self._option_string_actions), 1,
+                                          0.6) if unknown else []
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}; see "
+                   f"'{self.prog} --help'")
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _chosen_parser(self, parsed).unrecognized(extras)
+        return parsed
 
     def parse_known_args(self, args=None, namespace=None):
         # Each parser (a command's included) notes its flags by destination, so that a
@@ -38,6 +64,17 @@ class OneLineErrorParser(argparse.ArgumentParser):
                 flags.setdefault(action.dest, long[0])
         namespace._flags = flags
         return super().parse_known_args(args, namespace)
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` chose: its flags are the ones to suggest."""
+    while True:
+        choices = next((a for a in parser._actions
+                        if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, choices.dest, None) if choices else None
+        if name not in getattr(choices, "choices", {}):
+            return parser
+        parser = choices.choices[name]
 
 
 def run_safely(function, args, prog: str = "facedetect") -> int:
@@ -292,10 +329,13 @@ def describe_operating_point(point: dict | None) -> str:
         return "no operating point recorded: threshold 0"
     how = ("least expected cost" if point["rule"] == "expected-cost" else
            f"{point['calibration']['method']}-calibrated probability at the Bayes cut")
-    extreme = f"; at the extreme: {point['extreme']}" if point["extreme"] else ""
+    extreme = f"; at the extreme: {point['extreme']}" if point.get("extreme") else ""
+    # A file may leave out how many windows calibrated it: said only where recorded.
+    count = (f"{point['n_calibration']} calibration windows" if "n_calibration" in point
+             else "calibration windows not recorded")
     return (f"operating point: threshold {point['threshold']:+.4f} ({how}, cost "
             f"{point['cost'][0]:g},{point['cost'][1]:g}, prior {point['prior']:.3f}, "
-            f"{point['n_calibration']} calibration windows{_calibrated_on(point)}{extreme})")
+            f"{count}{_calibrated_on(point)}{extreme})")
 
 
 def _calibrated_on(point: dict) -> str:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..detector._params import DetectionParams
 from ..errors import FacedetectError
-from .._utils.files import DEFAULT_MAX_PIXELS
+from .._utils.files import DEFAULT_MAX_PIXELS, MAX_PIXELS_LIMITS
+from .._utils.progress import progress_bar
 from .._utils.threads import wait_passively
 from ._common import (EXIT_FAILURE, bounded_int, check_writable, finite_float, standalone_main,
                      writable_folder)
@@ -85,13 +86,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", help="image files or folders")
     add_scan_options(parser)
     parser.add_argument("--output", help="annotated copy: a file (one image) or a folder")
-    parser.add_argument("--max-pixels", type=bounded_int(1, 10**11),
+    parser.add_argument("--max-pixels", type=bounded_int(*MAX_PIXELS_LIMITS["max_pixels"][1:3]),
                         default=DEFAULT_MAX_PIXELS, metavar="N",
                         help="refuse images above N pixels before decoding them "
                              f"(default {DEFAULT_MAX_PIXELS:,})")
     parser.add_argument("--json", action="store_true",
                         help="print detections as JSON: boxes to 0.1 pixel (the text output "
                              "rounds them to whole pixels)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar over the pictures, no note while the scanner "
+                             "compiles")
     parser.set_defaults(func=run)
 
 
@@ -129,6 +133,10 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
     if len(files) > 1:
         raise FacedetectError(f"--output: {len(files)} images need a folder, not the file "
                               f"{str(out)!r}")
+    from ..detector._annotate import ANNOTATION_FORMATS
+    if out.suffix.lower() not in ANNOTATION_FORMATS:
+        raise FacedetectError(f"--output: cannot write an image as {out.suffix!r}; name the "
+                              f"file with one of {', '.join(ANNOTATION_FORMATS)}")
     if out.resolve() in inputs:
         raise FacedetectError(f"--output: {out} is the input image; the annotated copy "
                               "needs another name")
@@ -136,55 +144,119 @@ def _output_place(args, files) -> tuple[Path | None, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..detector._annotate import annotate
-    from ..detector._api import find_faces
-    from ..images import expand_inputs, read_colour, read_grey
     wait_passively()   # scanning beside other work: see facedetect._utils.threads
     detector = detector_from(args)
-    model, params = detector.model, detector.params
-    if model.image_point is None and args.threshold is None:
+    prog = getattr(args, "prog", "detect")
+    if detector.model.image_point is None and args.threshold is None:
         import warnings
         warnings.warn("this model has no image operating point (trained with --no-bootstrap "
                       f"or without negative pictures): scanning at its window threshold "
-                      f"{params.threshold:g}; --threshold sets another")
-    files = expand_inputs(args.images)
-    if not files:
-        raise FacedetectError("no images found in " + ", ".join(args.images))
-    failures, report, names = 0, [], _output_names(files)
+                      f"{detector.params.threshold:g}; --threshold sets another")
+    files = _input_files(args.images, prog)
     created = args.output is not None and not Path(args.output).exists()
     output, is_folder = _output_place(args, files)
-    for path in files:
-        try:
-            grey = read_grey(path, args.max_pixels)
-            found = find_faces(grey, model, params, detector.scanner, str(path))
-            out = output / names[path] if is_folder else output
-            if out is not None:   # drawn on the picture in its own colours
-                colour = read_colour(path, args.max_pixels)
-                annotate(grey if colour is None else colour, found.boxes, found.scores, out)
-        except FacedetectError as error:
-            print(f"{getattr(args, 'prog', 'detect')}: error: {error}", file=sys.stderr)
-            failures += 1
+    _compile_scanner(detector, prog, args.quiet)
+    failures, report, names = 0, [], _output_names(files)
+    for path in progress_bar(files, desc="pictures", unit="picture", leave=False,
+                             disable=args.quiet or len(files) < 2):
+        out = output / names[path] if is_folder else output
+        picture, failed = _detect_one(path, detector, args, out, prog)
+        failures += failed
+        if picture is None:
             continue
-        faces = [{"box": [round(float(v), 1) for v in box], "score": round(float(score), 3),
-                  "neighbors": int(n)}
-                 for box, score, n in zip(found.boxes, found.scores, found.neighbors)]
-        report.append({"image": str(path), "width": grey.shape[1], "height": grey.shape[0],
-                       "faces": faces, "windows": found.scanned,
-                       "seconds": round(found.seconds, 3),
-                       **({"annotated": str(out)} if out is not None else {})})
+        report.append(picture)
         if not args.json:
-            print(f"{path}: {len(faces)} face(s) in {found.seconds:.2f} s "
-                  f"({found.scanned:,} windows)")
-            for face in faces:
-                x, y, w, h = face["box"]
-                print(f"  x={x:.0f} y={y:.0f} w={w:.0f} h={h:.0f} score={face['score']:.2f}")
-            if out is not None:
-                print(f"  annotated: {out}")
+            _print_picture(picture)
     if args.json:
         print(json.dumps(report, indent=2))
     if created and is_folder and not any(output.iterdir()):
         output.rmdir()   # every image failed: leave no empty folder behind
     return EXIT_FAILURE if failures else 0
+
+
+def _input_files(images: list[str], prog: str) -> list[Path]:
+    """The pictures named, folders expanded; what a folder held that is no picture file
+    is said in one line."""
+    from ..images import expand_inputs
+    skipped: list = []
+    files = expand_inputs(images, skipped)
+    if skipped:
+        first = ", ".join(f"{path.name} ({why})" for path, why in skipped[:3])
+        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        print(f"{prog}: skipped {len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} "
+              f"named like pictures that are no files: {first}{more}", file=sys.stderr)
+    if not files:
+        raise FacedetectError("no images found in " + ", ".join(images))
+    return files
+
+
+# A first scan slower than this is the scanner being compiled (numba, once per machine:
+# later runs load it from the cache), which is said rather than billed to a picture.
+COMPILE_NOTICE_SECONDS = 1.0
+
+
+def _compile_scanner(detector, prog: str, quiet: bool) -> None:
+    """Scan a blank picture once before the real ones, saying so if it takes a while."""
+    import threading
+
+    import numpy as np
+
+    from ..detector._api import find_faces
+    width, height = detector.model.window
+    notice = threading.Timer(COMPILE_NOTICE_SECONDS, lambda: print(
+        f"{prog}: compiling the scanner (once: later runs load it from the cache)...",
+        file=sys.stderr, flush=True))
+    if not quiet:
+        notice.start()
+    try:
+        find_faces(np.zeros((2 * height, 2 * width), np.uint8), detector.model,
+                   detector.params, detector.scanner)
+    except FacedetectError:
+        pass   # a setting no window meets: each picture says so itself
+    finally:
+        notice.cancel()
+
+
+def _detect_one(path: Path, detector, args, out: Path | None, prog: str):
+    """``(picture's report or None, failed)``: its boxes, and its annotated copy where one
+    is asked for. A picture that cannot be read is left out; one whose copy cannot be
+    written (a full disk) keeps its boxes, and the run goes on to the next."""
+    from ..detector._annotate import annotate
+    from ..detector._api import find_faces
+    from ..images import read_colour, read_grey
+    try:
+        grey = read_grey(path, args.max_pixels)
+        found = find_faces(grey, detector.model, detector.params, detector.scanner,
+                           str(path))
+    except FacedetectError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return None, True
+    faces = [{"box": [round(float(v), 1) for v in box], "score": round(float(score), 3),
+              "neighbors": int(n)}
+             for box, score, n in zip(found.boxes, found.scores, found.neighbors)]
+    picture = {"image": str(path), "width": grey.shape[1], "height": grey.shape[0],
+               "faces": faces, "windows": found.scanned, "seconds": round(found.seconds, 3)}
+    if out is None:
+        return picture, False
+    try:   # drawn on the picture in its own colours
+        colour = read_colour(path, args.max_pixels)
+        annotate(grey if colour is None else colour, found.boxes, found.scores, out)
+    except (OSError, FacedetectError) as error:
+        reason = getattr(error, "strerror", None) or error
+        print(f"{prog}: error: {out}: cannot write the annotated copy ({reason})",
+              file=sys.stderr)
+        return dict(picture, annotated=None), True
+    return dict(picture, annotated=str(out)), False
+
+
+def _print_picture(picture: dict) -> None:
+    print(f"{picture['image']}: {len(picture['faces'])} face(s) in {picture['seconds']:.2f} s "
+          f"({picture['windows']:,} windows)")
+    for face in picture["faces"]:
+        x, y, w, h = face["box"]
+        print(f"  x={x:.0f} y={y:.0f} w={w:.0f} h={h:.0f} score={face['score']:.2f}")
+    if picture.get("annotated"):
+        print(f"  annotated: {picture['annotated']}")
 
 
 def add_parser(subparsers) -> None:

@@ -54,12 +54,23 @@ def run(args: argparse.Namespace) -> int:
     stages = len(exported.stages) if exported.stages else 1
     scale, shift = box_mapping(model)
     if companion:
-        print(f"{args.model} has channel features, which OpenCV cannot run: exporting the "
-              f"shipped '{companion}' model, its recipe on Haar features only")
+        named = ("" if Path(out).stem == companion else
+                 f" (a name such as {companion}.xml says what it holds)")
+        print(f"{args.model} has channel features, which OpenCV cannot run: {out} holds the "
+              f"shipped '{companion}' model, the same recipe on Haar features only{named}")
     print(f"wrote {out}: {stages} stage{'s' if stages > 1 else ''} of {exported.n_stumps} "
-          f"stumps in all{levels}, last stage threshold {threshold:g}; face box: the "
-          f"window scaled by {scale:g} about its centre, moved down {shift:g} of its side")
+          f"stumps in all{_repeats(model, exported, stages)}{levels}, last stage threshold "
+          f"{threshold:g}; face box: the window scaled by {scale:g} about its centre, moved "
+          f"down {shift:g} of its side")
     return 0
+
+
+def _repeats(model, exported, stages: int) -> str:
+    """Why a one-stage model's export holds more stumps than the model ('' where not)."""
+    if exported.n_stumps <= model.n_stumps:
+        return ""
+    return (f" (the model's {model.n_stumps} stumps: OpenCV sums each stage from zero, so "
+            f"each of the {stages} stages repeats the stumps before its cut)")
 
 
 def _levels_used(model, exported, detect_levels: bool) -> str:

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from PIL import Image
 
 from ..errors import FacedetectError
-from .._utils.files import read_bounded
+from .._utils.files import check_regular_file, read_bounded
 from ..images import read_grey
 from ._negatives import IMAGE_SUFFIXES
 
@@ -28,6 +29,10 @@ ASPECT_TOLERANCE = 0.2
 MAX_INFO_BYTES = 64 << 20
 # Far beyond opencv_traincascade's usual thousands; refused before any image is read.
 MAX_SAMPLES = 100_000
+# Pixels the pictures of one info file may hold together (each is decoded once): about
+# 20 s of decoding. The 480-megapixel negative pictures of the recipe would fit.
+MAX_INFO_PIXELS = 2_000_000_000
+MAX_BOX_VALUE = 10**6   # a side of a picture under the pixel limit is shorter
 # Haar features a window may have: 36x36 has 816,264 (24x24 162,336), 200x200 769 million,
 # which no training could hold.
 MAX_POOL_FEATURES = 1_000_000
@@ -131,8 +136,8 @@ def load_positives_info(path, window, warn=None) -> PositiveSet:
     """
     warn = warn or (lambda line: print(line, file=sys.stderr))
     path = Path(path)
-    try:
-        text = read_bounded(path, MAX_INFO_BYTES, "info file").decode("utf-8")
+    try:   # utf-8-sig: a file saved with a byte-order mark does not keep it in its first path
+        text = read_bounded(path, MAX_INFO_BYTES, "info file").decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise FacedetectError(f"{path}: not a UTF-8 text file ({error.reason} at byte "
                               f"{error.start})") from None
@@ -140,20 +145,53 @@ def load_positives_info(path, window, warn=None) -> PositiveSet:
                for number, line in enumerate(text.splitlines(), 1)
                if line.strip() and not line.lstrip().startswith("#")]
     _check_count(sum(len(boxes) for _, _, boxes in entries), path)
-    images, names = [], []
+    by_picture: dict[str, list] = {}   # each picture decoded once, however many lines name it
     for number, image_path, boxes in entries:
-        picture = read_grey(path.parent / image_path)
-        for k, (x, y, w, h) in enumerate(boxes):
-            if x + w > picture.shape[1] or y + h > picture.shape[0]:
-                raise FacedetectError(f"{path}:{number}: box {k + 1} ({x} {y} {w} {h}) lies "
-                                      f"outside {image_path} "
-                                      f"({picture.shape[1]}x{picture.shape[0]})")
-            label = f"{path}:{number} box {k + 1}"
-            images.append(_resized(picture[y:y + h, x:x + w], window, label, warn))
-            names.append(f"{image_path}#{k}")
-    if not images:
+        by_picture.setdefault(image_path, []).append((number, boxes))
+    _check_pixels(path, by_picture)
+    samples = {}
+    for image_path, lines in by_picture.items():
+        picture = _info_picture(path, lines[0][0], image_path)
+        for number, boxes in lines:
+            for k, (x, y, w, h) in enumerate(boxes):
+                if x + w > picture.shape[1] or y + h > picture.shape[0]:
+                    raise FacedetectError(
+                        f"{path}:{number}: box {k + 1} ({x} {y} {w} {h}) lies outside "
+                        f"{image_path} ({picture.shape[1]}x{picture.shape[0]})")
+                label = f"{path}:{number} box {k + 1}"
+                samples[number, k] = (_resized(picture[y:y + h, x:x + w], window, label,
+                                               warn), f"{image_path}#{k}")
+    if not samples:
         raise FacedetectError(f"{path}: no samples")
-    return PositiveSet(np.stack(images), names, str(path))
+    ordered = [samples[key] for key in sorted(samples)]   # in the file's order, as before
+    return PositiveSet(np.stack([image for image, _ in ordered]),
+                       [name for _, name in ordered], str(path))
+
+
+def _info_picture(path: Path, number: int, image_path: str) -> np.ndarray:
+    """The grey picture an info line names, or one line naming the info file and line."""
+    try:
+        return read_grey(path.parent / image_path)
+    except FacedetectError as error:
+        raise FacedetectError(f"{path}:{number}: {error}") from None
+
+
+def _check_pixels(path: Path, by_picture: dict) -> None:
+    """Refuse, from the pictures' headers, an info file whose pictures hold more than
+    ``MAX_INFO_PIXELS`` pixels together: their decoding is what costs."""
+    total = 0
+    for image_path, lines in by_picture.items():
+        try:
+            with Image.open(check_regular_file(path.parent / image_path)) as image:
+                total += image.width * image.height
+        except (OSError, ValueError, SyntaxError, FacedetectError):
+            _info_picture(path, lines[0][0], image_path)   # says what is wrong with it
+            raise
+        if total > MAX_INFO_PIXELS:
+            raise FacedetectError(
+                f"{path}: its pictures hold more than {MAX_INFO_PIXELS / 1e6:,.0f} "
+                f"megapixels (at line {lines[0][0]}, {image_path}); use fewer or smaller "
+                "pictures")
 
 
 def _check_count(count: int, where) -> None:
@@ -170,11 +208,23 @@ def _info_line(line: str, number: int, path: Path):
         values = [int(v) for v in parts[2:]]
     except (IndexError, ValueError):
         raise FacedetectError(f"{path}:{number}: expected 'path count x y w h ...', got "
-                              f"{line.strip()[:60]!r}") from None
-    if count < 1 or len(values) != 4 * count:
-        raise FacedetectError(f"{path}:{number}: {count} boxes need {4 * count} numbers, "
-                              f"got {len(values)}")
+                              f"{_cut(line.strip())!r}") from None
+    if count < 1:
+        raise FacedetectError(f"{path}:{number}: {parts[0][:60]} has a box count of "
+                              f"{_cut(parts[1])}; a line names at least one box")
+    if len(values) != 4 * count:
+        raise FacedetectError(f"{path}:{number}: {_cut(parts[1])} boxes need "
+                              f"{_cut(str(4 * count))} numbers, got {len(values)}")
     boxes = [tuple(values[i:i + 4]) for i in range(0, len(values), 4)]
     if any(v < 0 for v in values) or any(w < 1 or h < 1 for _, _, w, h in boxes):
         raise FacedetectError(f"{path}:{number}: boxes need x, y >= 0 and w, h >= 1")
+    too_big = next((v for v in values if v > MAX_BOX_VALUE), None)
+    if too_big is not None:
+        raise FacedetectError(f"{path}:{number}: the box value {_cut(str(too_big))} is "
+                              f"beyond any picture (at most {MAX_BOX_VALUE:,})")
     return parts[0], boxes
+
+
+def _cut(text: str, limit: int = 20) -> str:
+    """A value cut short for a message."""
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -10,6 +10,10 @@ from PIL import Image, ImageDraw
 
 from .._utils.atomic import atomic_write_bytes
 
+# The formats an annotated copy is written in, by the suffix of its name.
+ANNOTATION_FORMATS = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".bmp": "BMP",
+                      ".tif": "TIFF", ".tiff": "TIFF", ".gif": "GIF"}
+
 
 def annotate(pixels: np.ndarray, boxes, scores, path, colour=(0, 220, 0), extra=None) -> Path:
     """Write ``pixels`` (grey ``(h, w)`` or RGB ``(h, w, 3)``) as RGB with one rectangle and
@@ -28,7 +32,6 @@ def annotate(pixels: np.ndarray, boxes, scores, path, colour=(0, 220, 0), extra=
         draw.text((x + 3, y + 2), f"{score:.1f}", fill=colour)
     path = Path(path)
     buffer = io.BytesIO()
-    fmt = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".bmp": "BMP", ".tif": "TIFF",
-           ".tiff": "TIFF", ".gif": "GIF"}.get(path.suffix.lower(), "PNG")
+    fmt = ANNOTATION_FORMATS.get(path.suffix.lower(), "PNG")
     image.save(buffer, format=fmt)
     return atomic_write_bytes(path, buffer.getvalue())

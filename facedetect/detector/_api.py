@@ -18,8 +18,9 @@ import numpy as np
 
 from ..errors import FacedetectError
 from ..images import DEFAULT_MAX_PIXELS
-from ._image_input import InvalidImage, grey_pixels
+from ._image_input import InvalidImage, checked_max_pixels, grey_pixels
 from ._multiscale import (DetectionParams, Detections, detect_faces, params_for, scanner_for)
+from ._params import check_setting_names
 from ._model import HaarDetectorModel
 from ._scan import LevelScanner
 
@@ -117,6 +118,9 @@ def model_path(model: str | os.PathLike | None = None) -> Path:
     >>> model_path("haar").name, model_path("my_model.json").name
     ('haar.json', 'my_model.json')
     """
+    if model is not None and not isinstance(model, (str, os.PathLike)):
+        raise FacedetectError(f"model must be a shipped model's name, a model file or a "
+                              f"HaarDetectorModel, got {_short(model)}")
     name = "default" if model is None else os.fspath(model)
     path = Path(name)
     if name in (*SHIPPED_MODELS, *RETIRED_MODELS) and not path.exists():
@@ -124,6 +128,11 @@ def model_path(model: str | os.PathLike | None = None) -> Path:
         if not path.exists():
             raise FacedetectError(f"the shipped model {path} is missing; pass a model file")
     return path
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionParams,
@@ -134,6 +143,11 @@ def find_faces(grey: np.ndarray, model: HaarDetectorModel, params: DetectionPara
     if grey.shape[0] < height or grey.shape[1] < width:
         raise FacedetectError(f"{source}: image is {grey.shape[1]}x{grey.shape[0]}, "
                               f"smaller than the {width}x{height} window")
+    smallest = params.min_size / max(width, height)   # min_size bounds the longer side
+    if width * smallest > grey.shape[1] + 1e-9 or height * smallest > grey.shape[0] + 1e-9:
+        raise FacedetectError(f"{source}: no window fits the {grey.shape[1]}x{grey.shape[0]} "
+                              f"picture at min_size {params.min_size} (the smallest side "
+                              "a face may have)")
     return detect_faces(grey, model, params, scanner, checked=True)
 
 
@@ -192,9 +206,9 @@ class Detector:
                  max_pixels: int | None = DEFAULT_MAX_PIXELS, **settings):
         if not isinstance(exact, bool):
             raise FacedetectError(f"exact must be True or False, got {exact!r}")
+        self.max_pixels = checked_max_pixels(max_pixels)
         self.model = load_model(model)
         self.exact = exact
-        self.max_pixels = max_pixels
         self.params = params_for(self.model, **settings)
         self.scanner = scanner_for(self.model, self.params, pruning=not exact)
 
@@ -206,17 +220,16 @@ class Detector:
         """The settings and scanner of one call: this detector's own where ``overrides``
         change nothing (or are None); a scanner is built anew only where the threshold,
         the neighbour margin or the step change."""
-        changed = {k: v for k, v in overrides.items()
-                   if v is not None and getattr(self.params, k, object()) != v}
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if not given:
+            return self.params, self.scanner
+        check_setting_names(given)
+        params = replace(self.params, **given)
+        params.validate()   # before comparing: an array or NaN is refused, not compared
+        changed = {k for k in given if getattr(params, k) != getattr(self.params, k)}
         if not changed:
             return self.params, self.scanner
-        unknown = sorted(set(changed) - set(DetectionParams.__dataclass_fields__))
-        if unknown:
-            raise FacedetectError(f"unknown scan setting {unknown[0]!r}; choose from "
-                                  f"{', '.join(DetectionParams.__dataclass_fields__)}")
-        params = replace(self.params, **changed)
-        params.validate()
-        if not set(changed) & set(_SCANNER_FIELDS):
+        if not changed & set(_SCANNER_FIELDS):
             return params, self.scanner
         return params, scanner_for(self.model, params, pruning=not self.exact)
 
@@ -240,7 +253,7 @@ class Detector:
                           source)
 
 
-# Prepared detectors of model files, by path, size and modification time: a second
+# Prepared detectors of model files, by path, inode, size and times: a second
 # ``detect(path)`` loads nothing. A few models at most are in use at a time.
 _DETECTORS: OrderedDict = OrderedDict()
 _CACHED_DETECTORS = 8
@@ -252,15 +265,15 @@ def cached_detector(model="default", exact: bool = False) -> Detector:
     now), kept while the file is unchanged."""
     if isinstance(model, HaarDetectorModel):
         return Detector(model, exact=exact)
-    name = "default" if model is None else os.fspath(model)
-    path = Path(name)
-    if name in (*SHIPPED_MODELS, *RETIRED_MODELS) and not path.exists():
-        path = shipped_model_path(name)
+    path = model_path(model)
     try:
         stat = path.stat()
     except OSError:
         return Detector(path, exact=exact)   # load_model says what is wrong
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, exact)
+    # A file rewritten in place with its size and time kept (cp -p, rsync -t, tar) has
+    # another change time, which no copy can set, or another inode.
+    key = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
+           stat.st_ctime_ns, exact)
     with _DETECTORS_LOCK:
         found = _DETECTORS.get(key)
         if found is not None:
@@ -327,6 +340,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
     [157, 57, 138, 138]
     """
+    max_pixels = checked_max_pixels(max_pixels)
     detector = cached_detector(model, exact)
     params, scanner = detector.settings(**overrides)
     source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"

@@ -8,10 +8,28 @@ import os
 import numpy as np
 from PIL import Image
 
-from ..errors import FacedetectError
+from .._utils.files import MAX_PIXELS_LIMITS
+from ..errors import FacedetectError, InvalidParameter
 from ..images import DEFAULT_MAX_PIXELS, read_grey, to_grey
+from ..limits import check_limited
 
-__all__ = ["InvalidImage", "grey_pixels"]
+__all__ = ["InvalidImage", "checked_max_pixels", "grey_pixels"]
+
+
+def checked_max_pixels(max_pixels) -> int | None:
+    """A pixel limit as given from Python, checked as ``detect --max-pixels`` is: a
+    whole number of pixels or None (no limit); NaN, strings and floats are refused.
+
+    Examples
+    --------
+    >>> checked_max_pixels(np.int64(1000)), checked_max_pixels(None)
+    (1000, None)
+    >>> checked_max_pixels(float("nan"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.InvalidParameter: max_pixels must be an integer in 1..10... or None, got nan
+    """
+    return check_limited("max_pixels", max_pixels, MAX_PIXELS_LIMITS, InvalidParameter)
 
 
 def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarray:
@@ -24,7 +42,8 @@ def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarra
         to grey, or an array: ``(h, w)`` grey or ``(h, w, 3|4)`` RGB(A). uint8 as it is;
         float in [0, 1] as in scikit-image; float or integer values up to 255 (what
         ``cv2`` and Pillow conversions give) as grey levels, with a warning for floats;
-        uint16 scaled by 1/257. Anything else is refused with a line that says how to
+        uint16 (of either byte order) always scaled by 1/257, as a 16-bit file or
+        Pillow's ``I;16`` image of the same pixels is, whatever its largest value. Anything else is refused with a line that says how to
         convert it.
     max_pixels : int or None
         Refuse a file whose header, or an array whose shape, holds more pixels.
@@ -46,6 +65,7 @@ def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarra
     >>> grey_pixels(np.array([[0, 200]], np.int64)).tolist()
     [[0, 200]]
     """
+    max_pixels = checked_max_pixels(max_pixels)
     if isinstance(image, (str, os.PathLike)):
         return read_grey(image, max_pixels)
     if isinstance(image, Image.Image):
@@ -78,6 +98,8 @@ def _check_pixels(count: int, max_pixels: int | None) -> None:
 
 def _as_uint8(pixels: np.ndarray) -> np.ndarray:
     """Grey levels of a non-uint8 array by the rules of :func:`grey_pixels`."""
+    if not pixels.dtype.isnative:   # big-endian 16-bit (FITS, some TIFF readers)
+        pixels = pixels.astype(pixels.dtype.newbyteorder("="))
     kind = pixels.dtype.kind
     if kind not in "biuf":
         raise InvalidImage(f"an image array must hold numbers, got dtype {pixels.dtype}")
@@ -88,8 +110,8 @@ def _as_uint8(pixels: np.ndarray) -> np.ndarray:
     low, high = (float(pixels.min()), float(pixels.max())) if pixels.size else (0.0, 0.0)
     if kind == "f" and low >= 0 and high <= 1:
         return np.rint(pixels * 255).astype(np.uint8)    # scikit-image's float images
-    if pixels.dtype == np.uint16 and high > 255:
-        return np.rint(pixels / 257.0).astype(np.uint8)  # 16-bit, as files of that depth
+    if pixels.dtype == np.uint16:   # its depth is its container's, as for a file's
+        return np.rint(pixels / 257.0).astype(np.uint8)
     if low >= 0 and high <= 255:
         if kind == "f":
             import warnings

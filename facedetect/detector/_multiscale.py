@@ -13,7 +13,7 @@ from ..errors import FacedetectError
 from ._detections import Detections, box_mapping, window_to_box
 from ._grouping import MAX_WINDOWS, group_rectangles
 from ._level_pool import level_threads, ordered_map
-from ._params import DetectionParams
+from ._params import DetectionParams, check_setting_names
 from ._pyramid import Pyramid
 from ._scan import REFINE_MARGIN, LevelScanner
 
@@ -63,7 +63,9 @@ def params_for(model, **overrides) -> DetectionParams:
                 "min_size": max(getattr(model, "window", (DetectionParams.min_size,)))}
     if model.detection is not None:
         settings = {name: model.detection[name] for name in SCAN_FIELDS}
-    settings.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    check_setting_names(given)
+    settings.update(given)
     params = DetectionParams(**settings)
     params.validate()
     return params

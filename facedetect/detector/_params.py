@@ -11,7 +11,7 @@ from ..limits import check_limited
 from ..modelfile._detection import WINDOW_SCAN
 from ..modelfile._fields import PYRAMIDS, SCAN_LIMITS
 
-__all__ = ["DetectionParams", "InvalidScanSetting"]
+__all__ = ["DetectionParams", "InvalidScanSetting", "check_setting_names"]
 
 
 @dataclass(kw_only=True)
@@ -94,6 +94,24 @@ class DetectionParams:
         if self.pyramid not in PYRAMIDS:
             raise InvalidScanSetting(f"pyramid must be one of {', '.join(PYRAMIDS)}, got "
                                      f"{self.pyramid!r}")
+
+
+def check_setting_names(settings: dict) -> None:
+    """Refuse a keyword that is no scan setting, naming it and the choices.
+
+    Examples
+    --------
+    >>> check_setting_names({"threshold": 1.0})
+    >>> check_setting_names({"foo": 1})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    facedetect.detector._params.InvalidScanSetting: unknown scan setting 'foo'; choose from ...
+    """
+    unknown = sorted(set(settings) - set(DetectionParams.__dataclass_fields__))
+    if unknown:
+        raise InvalidScanSetting(f"unknown scan setting {unknown[0]!r}; choose from "
+                                 f"{', '.join(DetectionParams.__dataclass_fields__)}",
+                                 unknown[0])
 
 
 class InvalidScanSetting(InvalidParameter):

@@ -150,6 +150,7 @@ def migrate(document: dict) -> dict:
     section = detection_section(window, framing, _window_threshold(document, stages))
     if old is not None:   # an image operating point: its own settings, mapping and record
         old.setdefault("pyramid", _LEGACY_PYRAMID)
+        old.setdefault("applies_to", "images")   # a version 1 detection section was one
         section.update(old)
     if stages:
         section["stages"] = stages

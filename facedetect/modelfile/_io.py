@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 
@@ -24,6 +25,11 @@ __all__ = ["ALGORITHM_NAMES", "FORMAT", "VERSION", "MAX_MODEL_BYTES", "calibrate
 MAX_MODEL_BYTES = 64 * 2 ** 20   # 300 stumps take 0.1 MB; a 100,000-stump model about 20 MB
 MAX_DEPTH = 32                   # a model nests 5 levels deep
 MAX_INT_DIGITS = 30              # no field needs more; Python refuses over 4,300 anyway
+# What a file may expand to, counted before it is parsed: a 100,000-stump model holds about
+# 2.8 million values (the shipped default 42,000), and 4 million empty objects take 0.3 GB.
+MAX_VALUES = 4_000_000
+MAX_TRAINING_VALUES = 500_000    # the free-form training record (the default's: 9,300)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class _Refused(Exception):
@@ -61,7 +67,37 @@ def _check_depth(value) -> None:
                      if isinstance(child, (dict, list)))
 
 
-def parse_json(text: str, path, what: str = "model file") -> object:
+def _check_expansion(text: str, max_values: int | None) -> None:
+    """Refuse, before parsing, a text of more than ``max_values`` values or nested deeper
+    than ``MAX_DEPTH``: counted on the text with its strings emptied (a comma or bracket
+    inside a string is no value)."""
+    bare = _STRING.sub('""', text)
+    values = bare.count(",") + bare.count("[") + bare.count("{")
+    if max_values is not None and values > max_values:
+        raise _Refused(f"it holds more than {max_values:,} values")
+    codes = np.frombuffer(bare.encode("utf-8", "replace"), np.uint8)
+    opens = (codes == ord("{")) | (codes == ord("["))
+    where = np.flatnonzero(opens | (codes == ord("}")) | (codes == ord("]")))
+    if where.size and np.cumsum(np.where(opens[where], 1, -1)).max() > MAX_DEPTH:
+        raise _Refused(f"nested more than {MAX_DEPTH} levels deep")
+
+
+def count_values(value, limit: int) -> int:
+    """Values in a parsed document (objects and lists count one each, and their members),
+    counted up to ``limit + 1``."""
+    stack, count = [value], 0
+    while stack and count <= limit:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
+
+
+def parse_json(text: str, path, what: str = "model file",
+               max_values: int | None = MAX_VALUES) -> object:
     """``text`` as JSON with finite numbers, bounded integers and bounded nesting.
 
     Parameters
@@ -71,6 +107,8 @@ def parse_json(text: str, path, what: str = "model file") -> object:
         The file's name, for the message.
     what : str
         What the file is, for the message.
+    max_values : int or None
+        The most values (numbers, strings, objects, lists) the text may hold.
 
     Returns
     -------
@@ -81,7 +119,7 @@ def parse_json(text: str, path, what: str = "model file") -> object:
     ------
     FacedetectError
         Invalid JSON, a number out of float range (``1e999``), an integer of more than
-        30 digits, NaN or Infinity, or nesting over 32 levels.
+        30 digits, NaN or Infinity, nesting over 32 levels, or more than 4 million values.
 
     See Also
     --------
@@ -97,6 +135,7 @@ def parse_json(text: str, path, what: str = "model file") -> object:
     facedetect.errors.FacedetectError: m.json: invalid model file: the number 1e999 is out of range
     """
     try:
+        _check_expansion(text, max_values)
         value = json.loads(text, parse_float=_parse_float, parse_int=_parse_int,
                            parse_constant=_parse_constant)
         _check_depth(value)
@@ -182,7 +221,12 @@ def load_document(path) -> dict:
         raise FacedetectError(f"{path}: is a folder, not a model file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise FacedetectError(f"{path}: cannot read model file ({error})") from None
-    return check_document(parse_json(text, path), path)
+    document = parse_json(text, path)
+    if isinstance(document, dict) and count_values(document.get("training"),
+                                                   MAX_TRAINING_VALUES) > MAX_TRAINING_VALUES:
+        raise FacedetectError(f"{path}: invalid model file: its training record holds more "
+                              f"than {MAX_TRAINING_VALUES:,} values")
+    return check_document(document, path)
 
 
 def reseal(document: dict) -> dict:

@@ -92,7 +92,10 @@ def check_document(document, path) -> dict:
     """
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         fail(path, "not a facedetect model (format field missing)")
-    if document.get("version") not in READABLE_VERSIONS or not is_int(document.get("version")):
+    if not is_int(document.get("version")):
+        fail(path, f"version must be a whole number, got "
+                   f"{str(document.get('version'))[:20]!r}")
+    if document.get("version") not in READABLE_VERSIONS:
         fail(path, f"unsupported version {str(document.get('version'))[:20]!r} "
                    f"(this reads {', '.join(map(str, READABLE_VERSIONS))})")
     if document.get("sha256") != digest(document):
@@ -287,6 +290,11 @@ def _check_operating_point(path, point):
                    "in (0, 1), a known rule and source")
     if point.get("calibration_faces", WILD_CALIBRATION) != WILD_CALIBRATION:
         fail(path, f"operating_point.calibration_faces must be {WILD_CALIBRATION!r}")
+    count = point.get("n_calibration", 0)
+    if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
+        fail(path, "operating_point.n_calibration must be a whole number of windows")
+    if point["rule"] == "probability" and not isinstance(point.get("calibration"), dict):
+        fail(path, "operating_point: the rule 'probability' needs its calibration map")
     _check_calibration(path, point.get("calibration"))
 
 

@@ -105,8 +105,25 @@ def _saved_windows(path: Path, run: RunState) -> str:
 
 
 def save_checkpoint(path, run: RunState, config: dict) -> Path:
+    """Write the run's checkpoint (and its windows, where new); a write that fails (a full
+    disk) leaves the checkpoint as it was, nothing beside it, and names the file."""
     path = Path(path)
-    sha256 = _saved_windows(path, run)
+    before = set(_windows_files(path))
+    target = path.with_name(path.name + ".<digest>.npz")
+    try:
+        sha256 = _saved_windows(path, run)
+        target = path
+        _write_checkpoint(path, run, config, sha256)
+    except OSError as error:
+        for leftover in set(_windows_files(path)) - before:   # windows no JSON names
+            leftover.unlink(missing_ok=True)
+        _LAST_WINDOWS[0] = None
+        raise FacedetectError(f"{target}: cannot write the checkpoint "
+                              f"({error.strerror or error})") from None
+    return path
+
+
+def _write_checkpoint(path: Path, run: RunState, config: dict, sha256: str) -> None:
     windows = _windows_path(path, sha256)
     state = run.boosting
     document = {"format": FORMAT, "version": VERSION, "config": config, "stage": run.stage,
@@ -127,7 +144,6 @@ def save_checkpoint(path, run: RunState, config: dict) -> Path:
     for other in _windows_files(path):   # only now that the JSON names the new windows
         if other != windows:
             other.unlink(missing_ok=True)
-    return path
 
 
 def remove_checkpoint(path) -> None:
@@ -167,7 +183,7 @@ def load_checkpoint(path, config: dict) -> RunState:
     path = Path(path)
     try:
         document = parse_json(read_bounded(path, MAX_CHECKPOINT_BYTES, "a checkpoint")
-                              .decode("utf-8"), path, "checkpoint")
+                              .decode("utf-8"), path, "checkpoint", max_values=None)
         windows = _windows_path(path, _named_digest(document))
         payload = read_bounded(windows, MAX_WINDOWS_BYTES, "a checkpoint's windows")
     except FileNotFoundError as error:
@@ -237,7 +253,7 @@ def check_resumable(path, config: dict) -> None:
     unreadable checkpoint is left to that check."""
     try:
         document = parse_json(read_bounded(Path(path), MAX_CHECKPOINT_BYTES, "a checkpoint")
-                              .decode("utf-8"), path, "checkpoint")
+                              .decode("utf-8"), path, "checkpoint", max_values=None)
     except (OSError, UnicodeDecodeError, FacedetectError):
         return
     saved = document.get("config") if isinstance(document, dict) else None

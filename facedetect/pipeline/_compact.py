@@ -5,6 +5,7 @@ in memory or spilled to a file, and windows added later binned at the edges alre
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import tempfile
@@ -33,9 +34,11 @@ def _exact_bytes(n_windows: int, n_features: int) -> int:
 
 
 def minimum_memory(n_windows: int) -> int:
-    """The least memory setting compact storage works with: one block of features as
-    float32 and as bins, twice over (the spill chunk beside the block being computed)."""
-    return 2 * MIN_BLOCK_FEATURES * n_windows * (4 + 1)
+    """The least memory setting compact storage works with: one block of the fewest
+    features, as float32 and as bins, within a block's share of the setting. Below it the
+    block outgrew its share (so 1 KiB was taken for 64 features of every window), and
+    thousands of such blocks each computed the windows' integral images again."""
+    return BLOCK_SHARE * MIN_BLOCK_FEATURES * n_windows * (4 + 1)
 
 
 def check_memory_setting(memory: int, n_windows: int, n_features: int, exact: bool) -> None:
@@ -54,7 +57,7 @@ def check_memory_setting(memory: int, n_windows: int, n_features: int, exact: bo
         raise FacedetectError(
             f"a memory setting of {memory / 2**20:.1f} MiB cannot hold one block of "
             f"{MIN_BLOCK_FEATURES} features for {n_windows:,} windows: the minimum is "
-            f"{least / 2**20:.1f} MiB")
+            f"{least / 2**20:.1f} MiB (--memory {math.ceil(least / 2**30 * 1000) / 1000:g})")
 
 
 def _spill_file(n_features: int, n_windows: int):

@@ -87,6 +87,15 @@ class TrainPlan:
                 f"({held:,} held out) {joined}; --no-wild-faces trains on CBCL's only")
 
 
+    def negatives_line(self) -> str:
+        """Which face-free pictures the run mines and calibrates on, in one line."""
+        if self.negatives is None:
+            return "face-free pictures: none (no bootstrapping)"
+        return (f"face-free pictures: {len(self.negatives.mining):,} to mine and "
+                f"{len(self.negatives.calibration):,} to calibrate from "
+                f"{self.negatives.source}")
+
+
 # An interrupt before this run's first checkpoint: it saved nothing, and the message says
 # so (a later one says where its checkpoint is; a checkpoint an earlier run left is kept).
 BEFORE_TRAINING = ("interrupted while {what}, before training started: this run saved "
