@@ -82,6 +82,8 @@ END_TO_END = {
     "show": "test_show_draws_features",
     "export-opencv": "test_export_command_writes_a_loadable_cascade",
     "data": "test_data_info_on_shared_copy",
+    "createsamples": "test_the_tutorial_commands_train_a_cascade_opencv_runs",
+    "traincascade": "test_the_tutorial_commands_train_a_cascade_opencv_runs",
 }
 
 

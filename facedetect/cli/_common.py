@@ -59,7 +59,8 @@ class OneLineErrorParser(argparse.ArgumentParser):
         namespace = namespace if namespace is not None else argparse.Namespace()
         flags = getattr(namespace, "_flags", {})
         for action in self._actions:
-            long = [flag for flag in action.option_strings if flag.startswith("--")]
+            long = [flag for flag in action.option_strings   # OpenCV's -numPos too
+                    if flag.startswith("--") or len(flag) > 2]
             if long:   # the first, as --help shows it (--tilted, not --no-tilted)
                 flags.setdefault(action.dest, long[0])
         namespace._flags = flags

@@ -11,6 +11,7 @@ from . import _detect_cmd as detect_cmd
 from . import _evaluate_cmd as evaluate_cmd
 from . import _evaluate_images_cmd as evaluate_images_cmd
 from . import _export_cmd as export_cmd
+from . import _opencv_cmd as opencv_cmd
 from . import _paper_cmd as paper_cmd
 from . import _show_cmd as show_cmd
 from . import _sweep_cmd as sweep_cmd
@@ -18,7 +19,7 @@ from . import _train_cmd as train_cmd
 from ._common import OneLineErrorParser, run_safely
 
 COMMAND_MODULES = [train_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd, sweep_cmd,
-                   paper_cmd, show_cmd, export_cmd, data_cmd]
+                   paper_cmd, show_cmd, export_cmd, data_cmd, opencv_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,7 +6,8 @@ Two sources, as opencv_traincascade's users have them:
 - an opencv_createsamples info file (``--positives-info FILE``): one line per image,
   ``path count x y w h [x y w h ...]``, the path relative to the info file's folder.
 
-Every sample is resized to the window with ``INTER_AREA``. A sample whose aspect ratio is
+Every sample is resized to the window as ``opencv_createsamples`` resizes it
+(``INTER_AREA`` to shrink, ``INTER_LINEAR_EXACT`` to enlarge). A sample whose aspect ratio is
 more than 20% off the window's is still used, with a warning: it comes out stretched.
 """
 
@@ -92,7 +93,11 @@ def _resized(sample: np.ndarray, window, label: str, warn) -> np.ndarray:
     if abs(aspect - 1.0) > ASPECT_TOLERANCE:
         warn(f"warning: {label}: aspect ratio {width}x{height} is {abs(aspect - 1):.0%} off "
              f"the window's {window[0]}x{window[1]}; it is stretched")
-    return cv2.resize(sample, window, interpolation=cv2.INTER_AREA)
+    # OpenCV's rule (opencv_createsamples -info): area averages to shrink, bilinear to
+    # enlarge, so that a sample is the same here as in its .vec file, byte for byte.
+    shrinks = width >= window[0] and height >= window[1]
+    return cv2.resize(sample, window, interpolation=cv2.INTER_AREA if shrinks
+                      else cv2.INTER_LINEAR_EXACT)
 
 
 def load_positive_folder(folder, window, warn=None) -> PositiveSet:

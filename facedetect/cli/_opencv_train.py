@@ -1,0 +1,148 @@
+"""``facedetect traincascade``'s work: OpenCV's inputs read, the cascade trained as
+``train-detector --stages`` trains it, and OpenCV's outputs written in ``-data``.
+
+OpenCV writes ``params.xml`` (the training's settings), ``stageN.xml`` (each stage as it
+is trained, for its resume) and ``cascade.xml`` (the whole). These are the same three, cut
+from the one exported cascade; beside them, ``cascade.json`` is the facedetect model that
+``detect`` and ``export-opencv`` read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+from .._utils.atomic import atomic_write_text, exclusive_output
+from .._utils.files import read_bounded
+from ..errors import FacedetectError
+
+MAX_LIST_BYTES = 64 << 20
+MAX_LIST_PICTURES = 1_000_000
+
+
+def read_bg_list(path: str | Path) -> list[Path]:
+    """The pictures of an OpenCV ``bg.txt``: one path a line, ``#`` lines skipped, paths
+    relative to the working folder (OpenCV hands each line to ``imread`` as it is).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "bg.txt").write_text("# negatives\\nneg/a.jpg\\n\\nneg/b.jpg  \\n")
+    >>> [str(p) for p in read_bg_list(folder / "bg.txt")]
+    ['neg/a.jpg', 'neg/b.jpg']
+    """
+    path = Path(path)
+    try:
+        text = read_bounded(path, MAX_LIST_BYTES, "a bg list").decode("utf-8-sig")
+    except FileNotFoundError:
+        raise FacedetectError(f"-bg {path}: no such file") from None
+    except IsADirectoryError:
+        raise FacedetectError(f"-bg {path}: is a folder, not a list of pictures") from None
+    except UnicodeDecodeError as error:
+        raise FacedetectError(f"-bg {path}: not a UTF-8 text file ({error.reason})") from None
+    lines = [line.strip() for line in text.splitlines()]
+    pictures = [Path(line) for line in lines if line and not line.startswith("#")]
+    if not pictures:
+        raise FacedetectError(f"-bg {path}: lists no pictures")
+    if len(pictures) > MAX_LIST_PICTURES:
+        raise FacedetectError(f"-bg {path}: {len(pictures):,} pictures, more than "
+                              f"{MAX_LIST_PICTURES:,}")
+    return pictures
+
+
+def _negatives(bg: str, prog: str):
+    """The listed pictures that exist, as a NegativeSet; the missing are said in a line."""
+    from ..data._negatives import fingerprint
+    from ..pipeline._bootstrap import NegativeSet
+    listed = read_bg_list(bg)
+    found = [p for p in listed if p.is_file()]
+    if not found:
+        raise FacedetectError(f"-bg {bg}: none of its {len(listed):,} pictures is a file "
+                              f"(the first: {listed[0]}; paths are relative to the working "
+                              "folder, as OpenCV reads them)")
+    if len(found) < len(listed):
+        missing = [str(p) for p in listed if not p.is_file()]
+        print(f"{prog}: warning: {len(missing):,} of the {len(listed):,} pictures of {bg} "
+              f"are missing and skipped (the first: {missing[0]})", file=sys.stderr)
+    return NegativeSet(found, [], str(bg), fingerprint(found))
+
+
+def _positives(args):
+    import numpy as np
+
+    from ..data._positives import PositiveSet
+    from ..data._vec import read_vec
+    images = read_vec(args.vec, (args.w, args.h))
+    if not len(images):
+        raise FacedetectError(f"-vec {args.vec}: holds no samples")
+    names = [f"{Path(args.vec).name}#{k}" for k in range(len(images))]
+    return PositiveSet(np.ascontiguousarray(images), names, str(args.vec))
+
+
+def _set_threads(count: int | None) -> None:
+    if count is not None:
+        import numba
+        numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
+
+
+def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
+    from ..detector._export import export_opencv
+    from ..detector._staging import exported_form
+    from ..pipeline._cascade_train import train_cascade
+    from ..pipeline._config import TrainConfig
+    from ..pipeline._settings import CascadeConfig, RunOptions
+    data = Path(args.data)
+    if data.exists() and not data.is_dir():
+        raise FacedetectError(f"-data {args.data}: not a folder")
+    cascade = CascadeConfig(stages=args.stages, min_hit_rate=args.min_hit_rate,
+                            max_false_alarm_rate=args.max_false_alarm_rate,
+                            max_stumps_per_stage=args.max_stumps_per_stage,
+                            negatives_per_stage=args.negatives_per_stage,
+                            positives_per_stage=args.positives_per_stage)
+    cascade.check()
+    config = TrainConfig(cost=args.cost, window=(args.w, args.h), tilted=args.mode == "ALL",
+                         channels=False)
+    positives, negatives = _positives(args), _negatives(args.bg, prog)
+    data.mkdir(parents=True, exist_ok=True)
+    out = data / "cascade.json"
+    _set_threads(args.numThreads)
+    options = RunOptions(memory=args.precalcValBufSize * 2**20,
+                         log=(lambda *a, **k: None) if args.quiet else
+                         (lambda *a, **k: print(*a, file=sys.stderr, **k)))
+    with exclusive_output(out):
+        result = train_cascade(config, cascade, positives, negatives=negatives, out=out,
+                               progress=not args.quiet, options=options)
+    exported, threshold = exported_form(result.model)
+    xml = export_opencv(exported, data / "cascade.xml", threshold)
+    written = write_params_and_stages(xml, data)
+    stages = result.model.document["training"]["cascade_stages"]
+    plural = "s" if len(stages) != 1 else ""
+    print(f"wrote {xml}: {len(stages)} stage{plural}, {result.model.n_stumps} stumps, in "
+          f"{result.seconds:.0f} s ({result.stop_reason}); beside it params.xml, "
+          f"{written} stageN.xml and cascade.json (the facedetect model)")
+    return 0
+
+
+def write_params_and_stages(cascade_xml: Path, folder: Path) -> int:
+    """``params.xml`` and ``stage0.xml``... as OpenCV's trainer leaves them, cut from the
+    cascade; returns the number of stage files."""
+    root = ElementTree.parse(cascade_xml).getroot().find("cascade")
+    params = ElementTree.Element("params")
+    for child in root:
+        if child.tag == "stageNum":
+            break
+        params.append(child)
+    atomic_write_text(folder / "params.xml", _storage(params))
+    stages = list(root.find("stages"))
+    for k, stage in enumerate(stages):
+        stage.tag = f"stage{k}"
+        atomic_write_text(folder / f"stage{k}.xml", _storage(stage))
+    return len(stages)
+
+
+def _storage(element) -> str:
+    return ('<?xml version="1.0"?>\n<opencv_storage>\n'
+            + ElementTree.tostring(element, encoding="unicode") + "\n</opencv_storage>\n")
