@@ -25,51 +25,11 @@ for _name in USER_ENV:
     os.environ[_name] = "none"
 
 
-# Test tiers: `pytest -m "not slow"` leaves these out (each took over 2.5 s on 2 cores:
-# whole trainings, sharded runs, scans of every development image) and runs the rest in
-# under 3 minutes, with one end-to-end test of every command (END_TO_END); `pytest` runs
-# them all. A test that uses a fixture of SLOW_FIXTURES is slow too.
-SLOW_TESTS = {
-    "test_a_cascade_on_dask_workers_is_the_same_cascade",
-    "test_a_checkpoint_resumes_on_workers_to_the_same_model",
-    "test_a_coin_cascade_trains_detects_and_exports",
-    "test_a_memory_setting_too_small_is_refused_before_allocation",
-    "test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores",
-    "test_a_searched_stage_cost_keeps_the_fewest_stumps",
-    "test_a_useless_negatives_folder_is_one_clear_error",
-    "test_a_window_framed_wider_than_cbcl_needs_faces_from_the_wild",
-    "test_a_worker_killed_mid_training_changes_nothing",
-    "test_an_interrupted_bootstrap_resumes_to_the_identical_model",
-    "test_an_interrupted_cascade_resumes_to_the_same_model",
-    "test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model",
-    "test_an_unreachable_scheduler_is_one_line_within_the_timeout",
-    "test_bootstrapping_adds_windows_the_model_accepts_and_retrains",
-    "test_cascade_flags_are_checked_on_the_command_line",
-    "test_conditional_search_equals_exhaustive_on_haar_features",
-    "test_dask_is_not_imported_without_workers",
-    "test_detect_and_opencv_find_the_same_boxes",
-    "test_early_rejection_changes_no_decision",
-    "test_every_algorithm_gets_an_operating_point",
-    "test_every_stage_keeps_its_hit_rate_on_the_held_out_faces",
-    "test_exact_shards_give_the_one_process_model_bit_for_bit",
-    "test_facedetect_detect_equals_the_detect_command_box_for_box",
-    "test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone",
-    "test_interrupted_run_resumes_to_the_identical_model",
-    "test_mining_stops_at_the_limit_and_resumes_to_the_same_windows",
-    "test_mutated_cascade_checkpoint_resumes_or_is_refused_cleanly",
-    "test_mutated_model_loads_and_works_or_is_refused_cleanly",
-    "test_opencv_and_our_scanner_agree_on_the_development_images",
-    "test_resume_after_the_faces_changed_is_refused",
-    "test_resume_with_fewer_rounds_saves_only_the_rounds_asked",
-    "test_resuming_a_cascade_that_had_stopped_adds_no_stage",
-    "test_stage_sums_restart_and_earlier_stages_reject",
-    "test_staged_decisions_equal_a_brute_force_oracle",
-    "test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces",
-    "test_the_shipped_cascade_finds_opencvs_boxes_on_photographs",
-    "test_train_detector_cli_bootstraps_by_default",
-    "test_train_detector_uses_the_faces_and_says_so",
-    "test_without_faces_it_says_where_to_put_them",
-}
+# Test tiers: `pytest -m "not slow"` leaves out the tests marked `@pytest.mark.slow` where
+# they are defined (each took over 2.5 s on 2 cores: whole trainings, sharded runs, scans
+# of every development image) and runs the rest, with one end-to-end test of every command
+# (END_TO_END); `pytest` runs them all. A test that uses a fixture of SLOW_FIXTURES is slow
+# too.
 SLOW_FIXTURES = {"quick"}   # test_paper.py: the paper's quick run, about a minute
 # command -> the end-to-end test that stays in the fast tier (tests/test_tiers.py checks)
 END_TO_END = {
@@ -89,8 +49,7 @@ END_TO_END = {
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        name = getattr(item, "originalname", None) or item.name
-        if name in SLOW_TESTS or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 

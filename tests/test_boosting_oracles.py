@@ -49,6 +49,7 @@ def test_conditional_search_equals_exhaustive_on_synthetic(cost, kind):
     assert (db.roots_solved_ < dbn.roots_solved_).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cost", [(1, 1), (1, 10), (10, 1), (1, 100)])
 def test_conditional_search_equals_exhaustive_on_haar_features(haar_problem, cost):
     X, y = haar_problem

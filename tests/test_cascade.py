@@ -69,6 +69,7 @@ def _between_values(sums: np.ndarray) -> float:
     return float((median + above.min()) / 2) if len(above) else float(median) + 1.0
 
 
+@pytest.mark.slow
 def test_stage_sums_restart_and_earlier_stages_reject(cascade, photo):
     windows = photo_windows(photo, cascade.window, step=5)
     scores = cascade.running_scores(windows)
@@ -136,6 +137,7 @@ def opencv_row_loop(model, level, step: int, threshold: float,
     return np.array(kept).reshape(-1, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stages", ["cascade", "one stage"])
 @pytest.mark.parametrize("contrast", ["photograph", "faint"])
 def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, photo, stages,
@@ -220,6 +222,7 @@ def box_agreement(model, greys, params, tmp_path) -> tuple[int, int, int]:
     return ours_total, theirs_total, matched
 
 
+@pytest.mark.slow
 def test_detect_and_opencv_find_the_same_boxes(cascade, tmp_path):
     from skimage import data
 
@@ -246,6 +249,7 @@ def test_the_shipped_cascade_agrees_with_opencv_per_window(cbcl, tmp_path):
     assert window_agreement(shipped, cbcl, tmp_path, seed=2) >= 0.999
 
 
+@pytest.mark.slow
 def test_the_shipped_cascade_finds_opencvs_boxes_on_photographs(tmp_path):
     # The 44 MIT+CMU development images (only measured, never trained or tuned on), at
     # the cascade's own settings.

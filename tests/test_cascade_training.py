@@ -53,6 +53,7 @@ def test_stage_threshold_keeps_the_hit_rate():
             assert np.mean(scores > above) < rate
 
 
+@pytest.mark.slow
 def test_every_stage_keeps_its_hit_rate_on_the_held_out_faces(trained, data):
     result, _ = trained
     model = result.model
@@ -72,6 +73,7 @@ def test_every_stage_keeps_its_hit_rate_on_the_held_out_faces(trained, data):
     assert result.stop_reason
 
 
+@pytest.mark.slow
 def test_an_interrupted_cascade_resumes_to_the_same_model(trained, data, negatives, tmp_path,
                                                          monkeypatch):
     result, _ = trained
@@ -139,6 +141,7 @@ def test_options_are_checked_before_training(data, negatives):
                       options=RunOptions(checkpoint_every=0))
 
 
+@pytest.mark.slow
 def test_a_searched_stage_cost_keeps_the_fewest_stumps(data, negatives):
     from facedetect.pipeline._settings import SEARCHED_COSTS
     rules = CascadeConfig(stages=1, min_hit_rate=0.95, max_stumps_per_stage=25,
@@ -197,6 +200,7 @@ def test_a_stretched_sample_is_warned_about(tmp_path):
     assert len(lines) == 1 and "wide.png" in lines[0] and "100% off" in lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--positives", "x"], "add --stages N"),
     (["--stages", "2", "--window", "20x20"], "--window needs --positives"),
@@ -237,6 +241,7 @@ def test_a_cascade_is_evaluated_on_its_held_out_split(trained, data, recwarn):
     assert not [w for w in recwarn if "invalid value" in str(w.message)]
 
 
+@pytest.mark.slow
 def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negatives, tmp_path,
                                                           monkeypatch):
     from facedetect.pipeline import _cascade_train as cascade_train
@@ -256,6 +261,7 @@ def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negati
     assert resumed.stop_reason == result.stop_reason
 
 
+@pytest.mark.slow
 def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives):
     """Each stage's features sharded over two workers (other windows every stage): the
     same stumps and stage thresholds as in one process."""

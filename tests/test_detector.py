@@ -172,6 +172,7 @@ def test_refined_scan_is_the_step_1_scan_near_promising_coarse_windows(
     assert expected.sum() > 10 and (expected & ~(coarse > -np.inf)).any()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold", [0.0, 5.0, -20.0])
 def test_early_rejection_changes_no_decision(model, astronaut, threshold):
     exact = LevelScanner(model, threshold, early_rejection=False)

@@ -109,6 +109,7 @@ def test_mining_skips_bad_files_with_one_line_each(tmp_path, plain_model):
         hard_negatives(plain_model, files[:2], limit=10, seed=0, warn=lines.append)
 
 
+@pytest.mark.slow
 def test_mining_stops_at_the_limit_and_resumes_to_the_same_windows(tmp_path, plain_model):
     files = negative_files(_write_pictures(tmp_path / "n", 70, size=(60, 60)))
     whole = hard_negatives(plain_model, files, limit=100, seed=5)
@@ -125,6 +126,7 @@ def test_mining_stops_at_the_limit_and_resumes_to_the_same_windows(tmp_path, pla
     assert state.count == 100
 
 
+@pytest.mark.slow
 def test_an_interrupted_bootstrap_resumes_to_the_identical_model(small_cbcl, tmp_path,
                                                                 monkeypatch):
     data = load_cbcl(small_cbcl)
@@ -286,6 +288,7 @@ def test_a_bad_detection_section_is_refused(plain_model, tmp_path):
             load_document(tmp_path / "m.json")
 
 
+@pytest.mark.slow
 def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     negatives = _write_pictures(tmp_path / "neg", 30, size=(60, 80))
     env = dict(os.environ, FACEDETECT_NEGATIVES=str(negatives))
@@ -323,6 +326,7 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     assert detection["pyramid"] == "area"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setup, message", [
     (lambda folder: None, "no pictures in the negatives folder"),
     (lambda folder: [(folder / f"x{i}.jpg").write_bytes(b"junk") for i in range(10)],

@@ -46,6 +46,7 @@ def test_every_package_declares_all_and_every_declared_name_exists():
         assert not missing, (package.__name__, missing)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DEV.is_dir(), reason="the MIT+CMU development images are not here")
 def test_facedetect_detect_equals_the_detect_command_box_for_box():
     result = subprocess.run([sys.executable, "-m", "facedetect", "detect", str(DEV), "--json"],

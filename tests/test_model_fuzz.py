@@ -68,6 +68,7 @@ GREY = np.random.default_rng(0).integers(0, 256, (48, 64), dtype=np.uint8)
 
 # Derandomized: the same 600 mutations on every run, so that CI cannot fail by chance
 # (run with --hypothesis-seed=N to explore others).
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), resealed=st.booleans())
@@ -126,6 +127,7 @@ def cascade_checkpoint():
     return reseal(document)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), resealed=st.booleans())

@@ -14,6 +14,7 @@ def test_coin_boxes_are_the_coins():
     assert (boxes[:, 2] == boxes[:, 3]).all() and (boxes[:, 2] >= 25).all()
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_a_coin_cascade_trains_detects_and_exports(tmp_path):
     results = main(["--stages", "6", "--work", str(tmp_path), "--no-write"])

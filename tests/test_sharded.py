@@ -51,6 +51,7 @@ def assert_same_model(one, many):
     assert one.n_rounds_ == many.n_rounds_
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: AdaBoostDB(12, cost=(1, 4)),
                                   lambda: AdaBoostDB(8, cost=(3, 1), search="exhaustive"),
                                   lambda: AdaBoost(8),
@@ -108,6 +109,7 @@ def test_other_windows_of_more_rows_are_sent_whole(client, windows):
                       AdaBoostDB(6, cost=(1, 2)).fit_sharded(sharded, y))
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_training_changes_nothing(windows):
     """Dask recomputes the lost shard from the windows on a worker left (or the one the
     nanny restarts) and the round runs again: the model is still the one process's."""
@@ -149,6 +151,7 @@ def test_the_pipeline_on_workers_saves_the_same_model(client, small_cbcl, tmp_pa
     assert alone.model.operating_point == spread.model.operating_point
 
 
+@pytest.mark.slow
 def test_a_checkpoint_resumes_on_workers_to_the_same_model(client, small_cbcl, tmp_path,
                                                           monkeypatch):
     """Interrupted in one process, finished on two workers: the uninterrupted model."""
@@ -258,6 +261,7 @@ def cli(*arguments, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_within_the_timeout(tmp_path, toy_cbcl_dir):
     start = time.perf_counter()
     done = cli("--scheduler", "tcp://127.0.0.1:9", "--rounds", "2", "--no-bootstrap",
@@ -278,6 +282,7 @@ def test_bad_worker_flags_are_one_line(tmp_path, flags, message):
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_dask_is_not_imported_without_workers():
     code = ("import sys; import facedetect.cli._train_cmd, facedetect.pipeline._train, "
             "facedetect.pipeline._cascade_train; print('dask' in sys.modules or "

@@ -48,6 +48,7 @@ def test_cuts_end_at_the_last_stump():
     assert stage_cuts(10, cuts=(12, 3, 3, 0)) == [3, 10]
 
 
+@pytest.mark.slow
 def test_staged_decisions_equal_a_brute_force_oracle(model, photo):
     # Oracle: the one-stage model's running scores, checked against its rejection levels
     # at the cuts only, then the final score against the threshold.
@@ -116,6 +117,7 @@ def test_opencv_and_our_scanner_find_the_same_boxes_on_photographs(model, tmp_pa
     assert ours - theirs <= 0.05 * theirs + 1
 
 
+@pytest.mark.slow
 @pytest.mark.slow
 def test_opencv_and_our_scanner_agree_on_the_development_images(model, tmp_path):
     files = sorted(glob.glob(str(DEV / "images" / "*")))

@@ -63,6 +63,7 @@ def test_heldout_scores_equal_the_training_feature_matrix_scores(small_cbcl):
                                   estimator.decision_function(X))
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_to_the_identical_model(small_cbcl, tmp_path, monkeypatch):
     data = load_cbcl(small_cbcl)
     config = plain_config((1, 10), 9)
@@ -198,6 +199,7 @@ def test_negative_pictures_are_scanned_in_all_eight_orientations():
     assert all(v.flags.c_contiguous for v in variants)
 
 
+@pytest.mark.slow
 def test_bootstrapping_adds_windows_the_model_accepts_and_retrains(small_cbcl):
     from skimage import data as skdata
 
@@ -357,6 +359,7 @@ def test_bad_operating_point_options_are_one_line(small_cbcl, tmp_path, args, me
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["db", "dbn", "cs", "adaboost", "asym-init"])
 def test_every_algorithm_gets_an_operating_point(small_cbcl, algorithm):
     data = load_cbcl(small_cbcl)
@@ -398,6 +401,7 @@ def test_bad_roc_points_is_one_line(small_cbcl, tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, message", [
     (["--exact", "--memory", "0.05"], "more than the memory setting 0.05 GiB"),
     (["--memory", "0.0001"], "the minimum is"),
@@ -423,6 +427,7 @@ def test_a_second_writer_of_the_same_output_is_refused(tmp_path):
         pass
 
 
+@pytest.mark.slow
 def test_resume_with_fewer_rounds_saves_only_the_rounds_asked(small_cbcl, tmp_path,
                                                                monkeypatch):
     data = load_cbcl(small_cbcl)

@@ -366,6 +366,7 @@ def run_cli(*args):
                           text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder, tmp_path):
     folder, _ = cbcl_faces_folder
     out = tmp_path / "model.json"
@@ -392,6 +393,7 @@ def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder
     assert text.returncode == 0 and "eye distances wide" in text.stdout, text.stderr
 
 
+@pytest.mark.slow
 def test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces(
         small_cbcl, cbcl_faces_folder, tmp_path):
     from tests.test_detector_training import _write_pictures
@@ -430,6 +432,7 @@ def test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces(
     assert json.loads(report.stdout)["n_positive"] > 0
 
 
+@pytest.mark.slow
 def test_a_window_framed_wider_than_cbcl_needs_faces_from_the_wild(small_cbcl, tmp_path):
     result = run_cli("train", "--no-bootstrap", "--rounds", "2", "--data", str(small_cbcl),
                      "--no-wild-faces", "--window", "24x24", "--out", str(tmp_path / "m.json"))
@@ -437,6 +440,7 @@ def test_a_window_framed_wider_than_cbcl_needs_faces_from_the_wild(small_cbcl, t
     assert result.stderr.count("\n") == 1 and "needs faces from the wild" in result.stderr
 
 
+@pytest.mark.slow
 def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("FACEDETECT_FACES", None)
@@ -448,6 +452,7 @@ def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):
     assert "none found" in result.stderr and "./data/faces" in result.stderr
 
 
+@pytest.mark.slow
 def test_resume_after_the_faces_changed_is_refused(small_cbcl, cbcl_faces_folder, tmp_path,
                                                    interrupt_after_two_rounds):
     folder, _ = cbcl_faces_folder
@@ -527,6 +532,7 @@ def test_short_mining_stages_still_end_in_a_model_of_the_full_rounds(small_cbcl)
     assert stages == [{"stage": 1, "hard_negatives_added": 0}]
 
 
+@pytest.mark.slow
 def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
         small_cbcl, cbcl_faces_folder, monkeypatch):
     import facedetect.pipeline._train as train_module
@@ -569,6 +575,7 @@ def test_grain_goes_on_the_mined_negatives_with_the_wild_faces_and_never_alone(
     assert recipe.document["training"]["wild_faces"]["posterize"] == 0.02
 
 
+@pytest.mark.slow
 def test_an_interrupted_grained_bootstrap_resumes_to_the_identical_model(
         small_cbcl, cbcl_faces_folder, tmp_path, monkeypatch):
     import facedetect.pipeline._bootstrap as bootstrap
