@@ -61,11 +61,11 @@ def errors(path: Path) -> dict:
     from facedetect.data import load_cbcl
     from facedetect.data._cbcl import framed_windows
     from facedetect.data._face_windows import eye_line_for, face_windows
-    from facedetect.data._wild_faces import find_faces, load_wild_faces
+    from facedetect.data._wild_faces import find_faces_folder, load_wild_faces
     from facedetect.pipeline._wild import heldout_faces
     model = facedetect.load_model(path)
     framing = model.framing
-    faces = load_wild_faces(find_faces(None), warn=lambda line: None)
+    faces = load_wild_faces(find_faces_folder(None), warn=lambda line: None)
     windows, _ = face_windows(heldout_faces(model, faces), tuple(model.window),
                               framing=framing, eye_line=eye_line_for(framing))
     cbcl = load_cbcl()

@@ -17,7 +17,7 @@ from skimage.transform import AffineTransform, warp
 from facedetect.data import load_cbcl
 from facedetect.data._cbcl import FRAMING
 from facedetect.data._face_windows import face_windows, window_transform
-from facedetect.data._wild_faces import WildFaces, find_faces, heldout_mask, load_wild_faces
+from facedetect.data._wild_faces import WildFaces, find_faces_folder, heldout_mask, load_wild_faces
 from facedetect.detector._model import HaarDetectorModel
 from facedetect.errors import FacedetectError
 from facedetect.pipeline._wild import crop_recall, eyes_found, split_wild_faces
@@ -240,9 +240,9 @@ def test_too_few_faces_missing_columns_and_no_csv_are_one_clear_error(tmp_path):
         load_wild_faces(folder)
     (tmp_path / "empty").mkdir()
     with pytest.raises(FacedetectError, match="no faces.csv.*file, leye_x, leye_y, reye_x, reye_y"):
-        find_faces(tmp_path / "empty")
+        find_faces_folder(tmp_path / "empty")
     with pytest.raises(FacedetectError, match="no such folder"):
-        find_faces(tmp_path / "nowhere")
+        find_faces_folder(tmp_path / "nowhere")
 
 
 def test_heldout_split_keeps_a_subject_on_one_side_and_does_not_move():

@@ -44,12 +44,12 @@ def _info_command(args: argparse.Namespace) -> int:
     from ..data import load_cbcl
     from ..data._inventory import describe_faces, describe_negatives
     from ..data._negatives import find_negatives
-    from ..data._wild_faces import find_faces
+    from ..data._wild_faces import find_faces_folder
     data = load_cbcl(args.data, splits=("train", "test"))
     report = {"source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
               "counts": data.counts, "total": int(len(data.labels)),
               "ignored_non_image_files": data.ignored}
-    faces, negatives = find_faces(args.faces), find_negatives(args.negatives)
+    faces, negatives = find_faces_folder(args.faces), find_negatives(args.negatives)
     report["faces"] = describe_faces(faces) if faces is not None else None
     report["negatives"] = describe_negatives(negatives) if negatives is not None else None
     if args.json:

@@ -37,14 +37,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..data import load_cbcl
     from ..data._cbcl import FRAMING
-    from ..data._wild_faces import find_faces, load_wild_faces
+    from ..data._wild_faces import find_faces_folder, load_wild_faces
     from ..detector._api import load_model
     from ..pipeline._heldout import evaluate
     from ..pipeline._wild import evaluate_wild_faces
     model = load_model(args.model)
     data = load_cbcl(args.data)
     report = evaluate(model, data, args.split, args.threshold, args.roc_points)
-    folder = find_faces(args.faces)
+    folder = find_faces_folder(args.faces)
     if folder is not None:
         warn = (lambda line: print(f"evaluate-detector: {line}", file=sys.stderr))
         try:

@@ -308,10 +308,10 @@ def _no_faces_line(args) -> str:
 def _wild_faces(args, warn):
     """A cascade's ``(faces from the wild or None, the line that says so)``: they join
     CBCL's faces."""
-    from ..data._wild_faces import find_faces, heldout_mask, load_wild_faces
+    from ..data._wild_faces import find_faces_folder, heldout_mask, load_wild_faces
     if args.no_wild_faces and args.faces:
         raise FacedetectError("--faces and --no-wild-faces contradict each other")
-    folder = None if args.no_wild_faces else find_faces(args.faces)
+    folder = None if args.no_wild_faces else find_faces_folder(args.faces)
     if folder is None:
         return None, _no_faces_line(args)
     faces = load_wild_faces(folder, warn=warn, progress=not args.quiet)

@@ -11,9 +11,10 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     '_synthetic': ['BayesOptimalClassifier', 'make_bayes', 'make_toy_windows', 'make_two_clouds',
                   'projection_features'],
     '_uci': ['UCI_SETS', 'load_uci'],
-    '_wild_faces': ['WildFaces', 'find_faces', 'load_wild_faces'],
+    '_wild_faces': ['WildFaces', 'find_faces', 'find_faces_folder', 'load_wild_faces'],
 })
 
 __all__ = ['BayesOptimalClassifier', 'CBCLData', 'UCI_SETS', 'WildFaces', 'check_archive',
-           'fetch_cbcl', 'find_cbcl', 'find_faces', 'load_cbcl', 'load_uci', 'load_wild_faces',
+           'fetch_cbcl', 'find_cbcl', 'find_faces_folder', 'load_cbcl', 'load_uci',
+           'load_wild_faces',
            'make_bayes', 'make_toy_windows', 'make_two_clouds', 'projection_features']

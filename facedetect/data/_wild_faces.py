@@ -73,7 +73,7 @@ class WildFaces:
     See Also
     --------
     load_wild_faces : what returns it.
-    find_faces : where the faces are looked for.
+    find_faces_folder : where the faces are looked for.
 
     Examples
     --------
@@ -119,7 +119,7 @@ def _faces_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, 
     return search_places(explicit, "--faces", ENV_VAR, "faces")
 
 
-def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
+def find_faces_folder(explicit: str | os.PathLike | None = None) -> Path | None:
     """The first folder holding ``faces.csv``, or None. A folder named by the flag or the
     environment variable must hold one: a typo does not fall through to another place.
 
@@ -144,7 +144,7 @@ def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
     Examples
     --------
     >>> import tempfile
-    >>> find_faces(tempfile.mkdtemp()) is None
+    >>> find_faces_folder(tempfile.mkdtemp()) is None
     Traceback (most recent call last):
         ...
     facedetect.errors.FacedetectError: ...: no faces.csv in this folder; it needs one row per image with the columns file, leye_x, leye_y, reye_x, reye_y (eye centres in the image's pixels; source and subject optional)
@@ -161,6 +161,15 @@ def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
 
 _CSV_HELP = ("it needs one row per image with the columns " + ", ".join(REQUIRED_COLUMNS)
              + " (eye centres in the image's pixels; source and subject optional)")
+
+
+def find_faces(explicit: str | os.PathLike | None = None) -> Path | None:
+    """Deprecated name of :func:`find_faces_folder` (``find_faces`` means detecting:
+    :func:`facedetect.detector.find_faces`); it goes in the next release."""
+    import warnings
+    warnings.warn("facedetect.data.find_faces is now find_faces_folder; the old name goes "
+                  "in the next release", DeprecationWarning, stacklevel=2)
+    return find_faces_folder(explicit)
 
 
 def load_wild_faces(folder: str | os.PathLike, warn=None, progress: bool = False
@@ -192,7 +201,7 @@ def load_wild_faces(folder: str | os.PathLike, warn=None, progress: bool = False
 
     See Also
     --------
-    find_faces : where it looks.
+    find_faces_folder : where it looks.
     WildFaces : what it returns.
 
     Examples

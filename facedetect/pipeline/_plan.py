@@ -194,11 +194,11 @@ def _negatives(negatives, config: TrainConfig, warn):
 
 def _faces(faces, warn, progress: bool = False):
     """The faces from the wild ``faces`` names (see :func:`train_detector`)."""
-    from ..data._wild_faces import find_faces, load_wild_faces
+    from ..data._wild_faces import find_faces_folder, load_wild_faces
     if isinstance(faces, str) and faces == FIND:
-        folder = find_faces(None)
+        folder = find_faces_folder(None)
         return (load_wild_faces(folder, warn=warn, progress=progress)
                 if folder is not None else None)
     if isinstance(faces, (str, Path)):
-        return load_wild_faces(find_faces(faces), warn=warn, progress=progress)
+        return load_wild_faces(find_faces_folder(faces), warn=warn, progress=progress)
     return faces
