@@ -144,7 +144,7 @@ def test_export_command_writes_the_staged_form_by_default(tmp_path):
     done = subprocess.run([sys.executable, "-m", "facedetect", "export-opencv", "default",
                            str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "exporting the shipped 'haar' model" in done.stdout   # default's channels
+    assert "holds the shipped 'haar' model" in done.stdout   # default's channels
     assert "8 stages of 2516 stumps" in done.stdout   # the first cut, 4, rejects nothing
     assert "cut at the levels learnt at 14.3114" in done.stdout
     assert "scaled by 1.59" in done.stdout
