@@ -4,7 +4,6 @@ from skimage.feature import haar_like_feature, haar_like_feature_coord
 from skimage.transform import integral_image as sk_integral_image
 
 from facedetect.haar import FEATURE_TYPES, feature_matrix, haar_feature_pool
-from facedetect.haar._matrix import window_scales
 
 from .conftest import random_windows
 
@@ -50,12 +49,20 @@ def test_non_square_window_values_equal_skimage():
         np.testing.assert_array_equal(ours[n], expected)
 
 
-def test_normalized_values_are_raw_times_float32_inverse_factor():
+def test_normalized_values_are_raw_over_opencvs_factor_computed_by_hand():
+    # the oracle: OpenCV's factor sqrt(area * sum(I^2) - sum(I)^2) over the window less a
+    # one-pixel border, in float64 from the pixels themselves; 1 for a flat window
     windows = random_windows(20, seed=4)
+    windows[0] = 77                                           # flat: the raw sums
     pool = haar_feature_pool(19, 19, "type-3-y")
     raw = feature_matrix(windows, pool, normalize=False, progress=False)
     normalized = feature_matrix(windows, pool, progress=False)
-    np.testing.assert_array_equal(normalized, raw * window_scales(windows)[:, None])
+    inner = windows[:, 1:-1, 1:-1].astype(np.float64).reshape(len(windows), -1)
+    factor = np.sqrt(inner.shape[1] * (inner ** 2).sum(1) - inner.sum(1) ** 2)
+    factor[factor == 0] = 1.0
+    np.testing.assert_allclose(normalized, raw / factor[:, None], rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(normalized[0], raw[0])
+    assert not np.allclose(normalized[1:], raw[1:])
 
 
 def test_chunking_and_out_buffer_do_not_change_values():
