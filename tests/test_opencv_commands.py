@@ -100,6 +100,7 @@ def test_the_tutorial_commands_train_a_cascade_opencv_runs(tmp_path):
      "argument -minHitRate: min_hit_rate must be a number in (0, 1)"),
     (["createsamples", "-img", "a.png", "-vec", "v"], "-img (distorted copies"),
     (["createsamples", "-vec", "v"], "-info is required"),
+    (["createsamples", "-info", "i.dat", "-vec", "i.dat"], "is the info file itself"),
 ])
 def test_what_this_trainer_cannot_honour_is_refused_in_one_line(tmp_path, argv, words):
     result = run_cli(*argv, cwd=tmp_path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..errors import FacedetectError
 from ._common import bounded_int, finite_float, parse_cost
@@ -66,6 +67,8 @@ def run_createsamples(args: argparse.Namespace) -> int:
                               "real samples with -info")
     if not args.info:
         raise FacedetectError("-info is required: the boxes to cut into -vec")
+    if Path(args.vec).resolve() == Path(args.info).resolve():
+        raise FacedetectError(f"-vec {args.vec} is the info file itself: name another file")
     if args.bg:
         print(f"{prog}: note: -bg is ignored: OpenCV uses it with -img only", file=sys.stderr)
     found = load_positives_info(args.info, (args.w, args.h),
