@@ -4,7 +4,7 @@ cost itself (the flag's text or the pair) as an argument, in order, with its mod
 Run: ``python -m benchmarks.cost_trace``
 
 Two runs of ``train-detector --cost 1,10``: the window classifier of the paper
-(``--no-wild-faces --no-bootstrap``) and the default recipe made tiny (3 rounds, one
+(``--recipe cbcl --no-bootstrap``) and the default recipe made tiny (3 rounds, one
 bootstrap round of 2), so that both finish in minutes. A *return* is a call in a module
 the trace had already left; issue 36 asks for none on the way from the flag to the file.
 A dataclass's generated ``__init__`` (a configuration or a model copied with a field
@@ -86,8 +86,8 @@ def main() -> None:
     # the traced runs' models go to a folder of their own, never over a user's file
     folder = tempfile.TemporaryDirectory(prefix="cost_trace-")
     out = os.path.join(folder.name, "model.json")
-    runs = {"window classifier (--no-wild-faces --no-bootstrap --rounds 2)":
-            ["--no-wild-faces", "--no-bootstrap", "--rounds", "2"],
+    runs = {"window classifier (--recipe cbcl --no-bootstrap --rounds 2)":
+            ["--recipe", "cbcl", "--no-bootstrap", "--rounds", "2"],
             "default recipe, tiny (--rounds 3 --bootstrap-rounds 1 --stage-rounds 2)":
             ["--rounds", "3", "--bootstrap-rounds", "1", "--stage-rounds", "2",
              "--bootstrap-limit", "200", "--max-features", "500"]}

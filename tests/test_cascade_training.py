@@ -202,7 +202,7 @@ def test_a_stretched_sample_is_warned_about(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
-    (["--positives", "x"], "add --stages N"),
+    (["--positives", "x"], "--recipe object"),
     (["--stages", "2", "--window", "20x20"], "--window needs --positives"),
     (["--stages", "2", "--window", "4x4"], "window sides must be 8..256"),
     (["--stages", "2", "--positives", "/nonexistent"], "no such folder"),
@@ -279,15 +279,16 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
     assert spread.model.detection["stages"] == alone["detection"]["stages"]
 
 
-def test_the_one_stage_flags_a_cascade_refuses_have_the_train_commands_defaults():
+def test_a_cascade_refuses_the_one_stage_flags_given_and_only_those():
     import argparse
-    from facedetect.cli._cascade_cmd import ONE_STAGE_FLAGS
+    from facedetect.cli._cascade_cmd import ONE_STAGE_FLAGS, _check_cascade_flags
     from facedetect.cli._train_cmd import configure
     parser = argparse.ArgumentParser()
     configure(parser)
-    defaults = vars(parser.parse_args([]))
-    from facedetect.pipeline._config import TrainConfig
-    from facedetect.pipeline._settings import RunOptions
+    nothing_given = parser.parse_args([])
+    _check_cascade_flags(nothing_given)   # the recipe's values are not refused
     for flag, (name, _) in ONE_STAGE_FLAGS.items():
-        source = RunOptions if name == "checkpoint_every" else TrainConfig()
-        assert defaults[name] == getattr(source, name), flag
+        # any value given, even the recipe's own (0 posterised), is a flag with no use
+        given = argparse.Namespace(**{**vars(nothing_given), name: 0})
+        with pytest.raises(FacedetectError, match="is for one-stage training"):
+            _check_cascade_flags(given)

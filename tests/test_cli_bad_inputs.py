@@ -71,7 +71,7 @@ def _toy_data(root: Path) -> None:
 
 # Toy CBCL windows and face-free pictures the workspace fixture writes.
 TOY = ["--data", "toy", "--negatives", "negs", "--jitter", "0", "--no-mirror", "--quiet"]
-ONE = ["--data", "toy", "--no-bootstrap", "--rounds", "2", "--jitter", "0", "--no-mirror",
+ONE = ["--recipe", "cbcl", "--data", "toy", "--no-bootstrap", "--rounds", "2", "--jitter", "0", "--no-mirror",
        "--quiet"]
 
 CASES = {
@@ -94,7 +94,7 @@ CASES = {
     "4 features as a list": ["detect", "a.png", "--model", "features_as_list.json"],
     "4 infinity in a model": ["detect", "a.png", "--model", "inf_model.json"],
     "4 a device as a model": ["detect", "a.png", "--model", "/dev/zero"],
-    "5 prior too near 0": ["train", "--cost", "1,10", "--prior", "1e-17"],
+    "5 prior too near 0": ["train", "--recipe", "cbcl", "--cost", "1,10", "--prior", "1e-17"],
     "3 memory that rounds to nothing": ["train", "--cost", "1,10", "--memory", "1e-10"],
     "2 a pipe as an image": ["detect", "fifo.png"],
     "8 every image fails, output folder": ["detect", "bad.jpg", "--output", "newout"],
@@ -103,12 +103,13 @@ CASES = {
                                           "--threshold", "1e308"],
     "5 extreme cost": ["train", "--cost", "1e308,1"],
     "5 negative seed": ["train", "--cost", "1,10", "--seed", "-1"],
-    "5 holdout near 1": ["train", "--cost", "1,10", "--holdout", "0.999"],
+    "5 holdout near 1": ["train", "--recipe", "cbcl", "--cost", "1,10", "--holdout", "0.999"],
     "5 negative roc points": ["evaluate", "--model", str(SHIPPED), "--roc-points", "-3"],
     "5 too many folds": ["sweep", "--folds", "100000"],
     "6 the same face twice": ["evaluate-images", ".", "--annotations", "boxes_twice.txt"],
     "6 annotations from a device": ["evaluate-images", ".", "--annotations", "/dev/zero"],
-    "7 data place that does not exist": ["train", "--cost", "1,10", "--data", "/typo"],
+    "7 data place that does not exist": ["train", "--recipe", "cbcl", "--cost", "1,10",
+                                         "--data", "/typo"],
     # Round 3 (issue 26): cascades, positives, operating points, checkpoints and Dask.
     "r3-2 hit rate that keeps no positive": ["train", "--stages", "1", *TOY, "--min-hit-rate",
                                               "1e-300"],

@@ -20,7 +20,7 @@ def test_returns_counts_a_module_left_and_come_back_to():
 def test_the_cost_travels_from_the_flag_to_the_file_through_each_module_once(
         small_cbcl, tmp_path):
     out = tmp_path / "m.json"
-    stops = trace_cost(["--cost", "1,10", "--no-wild-faces", "--no-bootstrap", "--rounds", "2",
+    stops = trace_cost(["--cost", "1,10", "--recipe", "cbcl", "--no-bootstrap", "--rounds", "2",
                         "--data", str(small_cbcl), "--out", str(out), "--quiet"])
     assert stops[0] == ("facedetect.cli._common", "parse_cost")
     assert returns(stops) == [], stops

@@ -293,7 +293,8 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     negatives = _write_pictures(tmp_path / "neg", 30, size=(60, 80))
     env = dict(os.environ, FACEDETECT_NEGATIVES=str(negatives))
     out = tmp_path / "m.json"
-    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--rounds", "3",
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--recipe", "cbcl",
+                             "--rounds", "3",
                              "--data", str(small_cbcl), "--bootstrap-limit", "50", "--out",
                              str(out), "--json"], capture_output=True, text=True, env=env,
                             timeout=300)
@@ -336,7 +337,8 @@ def test_a_useless_negatives_folder_is_one_clear_error(small_cbcl, tmp_path, set
     folder = tmp_path / "neg"
     folder.mkdir()
     setup(folder)
-    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--rounds", "2",
+    result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--recipe", "cbcl",
+                             "--rounds", "2",
                              "--data", str(small_cbcl), "--negatives", str(folder), "--quiet",
                              "--out", str(tmp_path / "m.json")], capture_output=True,
                             text=True, timeout=300)

@@ -161,8 +161,12 @@ def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
 def test_the_command_reads_its_defaults_from_the_library():
     from facedetect.cli._main import build_parser
     from facedetect.cli._train_cmd import config_from
+    from facedetect.pipeline._recipes import recipe_config
     args = build_parser().parse_args(["train"])
-    assert config_from(args) == facedetect.TrainConfig()
+    # no flag: the default recipe's settings, whose values the library holds
+    assert config_from(args) == recipe_config("faces")
+    assert config_from(build_parser().parse_args(["train", "--recipe", "cbcl"])) == \
+        recipe_config("cbcl")
     from facedetect.pipeline import CascadeConfig, RunOptions
     from facedetect.reproduce import PaperConfig
     from facedetect.reproduce._cbcl_sweep import SweepSettings

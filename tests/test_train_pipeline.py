@@ -19,6 +19,8 @@ from facedetect._utils.interrupts import terminate_as_interrupt
 from facedetect.pipeline._train import RunOptions, TrainConfig, train_detector
 from .conftest import plain_config
 
+# The one-stage window classifier on CBCL alone, without mining: the quick run.
+TRAIN_CBCL = ("train", "--recipe", "cbcl", "--no-bootstrap")
 
 
 def run_cli(*args):
@@ -28,7 +30,7 @@ def run_cli(*args):
 
 def test_train_then_evaluate_on_the_heldout_split(small_cbcl, tmp_path):
     out = tmp_path / "model.json"
-    result = run_cli("train", "--no-bootstrap", "--cost", "1,10", "--rounds", "8", "--data", str(small_cbcl),
+    result = run_cli(*TRAIN_CBCL, "--cost", "1,10", "--rounds", "8", "--data", str(small_cbcl),
                      "--out", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
     assert "saved" in result.stdout and out.exists()
@@ -147,19 +149,19 @@ def test_evaluation_refuses_other_data_and_unsplit_models(small_cbcl, cbcl, tmp_
     (["--out", "/nonexistent/folder/m.json"], "does not exist"),
 ])
 def test_bad_train_arguments_are_one_line(small_cbcl, args, message):
-    result = run_cli("train", "--no-bootstrap", "--data", str(small_cbcl), "--rounds", "2", *args)
+    result = run_cli(*TRAIN_CBCL, "--data", str(small_cbcl), "--rounds", "2", *args)
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
 
 
 def test_missing_and_one_class_data_are_one_line(small_cbcl, tmp_path):
-    result = run_cli("train", "--no-bootstrap", "--data", str(tmp_path / "missing"), "--rounds", "2")
+    result = run_cli(*TRAIN_CBCL, "--data", str(tmp_path / "missing"), "--rounds", "2")
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
     one_class = tmp_path / "faces_only"
     (one_class / "train").mkdir(parents=True)
     os.symlink(small_cbcl / "train" / "face", one_class / "train" / "face")
-    result = run_cli("train", "--no-bootstrap", "--data", str(one_class), "--rounds", "2")
+    result = run_cli(*TRAIN_CBCL, "--data", str(one_class), "--rounds", "2")
     assert result.returncode == 1
     assert "only one class" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
@@ -220,7 +222,7 @@ def test_bootstrapping_adds_windows_the_model_accepts_and_retrains(small_cbcl):
 
 
 def test_negatives_without_bootstrapping_is_one_line(small_cbcl, tmp_path):
-    result = run_cli("train", "--no-bootstrap", "--data", str(small_cbcl), "--rounds", "2", "--negatives",
+    result = run_cli(*TRAIN_CBCL, "--data", str(small_cbcl), "--rounds", "2", "--negatives",
                      str(tmp_path), "--no-bootstrap", "--out", str(tmp_path / "m.json"))
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0 and "--no-bootstrap" in result.stderr
@@ -282,7 +284,7 @@ def test_bootstrap_threshold_harvests_near_misses_too(small_cbcl):
 
 def test_bad_jitter_and_bootstrap_threshold_are_one_line(small_cbcl, tmp_path):
     for flags in (["--jitter", "-1"], ["--bootstrap-threshold", "nan"]):
-        result = run_cli("train", "--no-bootstrap", "--data", str(small_cbcl), "--rounds", "2", *flags,
+        result = run_cli(*TRAIN_CBCL, "--data", str(small_cbcl), "--rounds", "2", *flags,
                          "--out", str(tmp_path / "m.json"))
         assert result.returncode != 0
         assert result.stderr.strip().count("\n") == 0 and flags[0] in result.stderr
@@ -353,7 +355,7 @@ def test_model_without_operating_point_reports_threshold_zero(small_cbcl, tmp_pa
     (["--calibration-split", "0", "--prior", "0.3"], "calibration split"),
 ])
 def test_bad_operating_point_options_are_one_line(small_cbcl, tmp_path, args, message):
-    result = run_cli("train", "--no-bootstrap", "--rounds", "2", "--data", str(small_cbcl), "--out",
+    result = run_cli(*TRAIN_CBCL, "--rounds", "2", "--data", str(small_cbcl), "--out",
                      str(tmp_path / "m.json"), "--quiet", *args)
     assert result.returncode != 0 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
@@ -387,7 +389,7 @@ def test_calibration_part_without_faces_is_one_clear_error(small_cbcl, tmp_path)
     (["--out", "."], "is a folder"),
 ])
 def test_bad_numbers_and_outputs_are_one_line(small_cbcl, tmp_path, args, message):
-    argv = ["train", "--rounds", "2", "--data", str(small_cbcl), "--quiet"]
+    argv = ["train", "--recipe", "cbcl", "--rounds", "2", "--data", str(small_cbcl), "--quiet"]
     if "--out" not in args:
         argv += ["--out", str(tmp_path / "m.json")]
     result = run_cli(*argv, *args)
@@ -409,7 +411,7 @@ def test_bad_roc_points_is_one_line(small_cbcl, tmp_path):
 ])
 def test_a_memory_setting_too_small_is_refused_before_allocation(small_cbcl, tmp_path,
                                                                   flags, message):
-    result = run_cli("train", "--no-bootstrap", "--rounds", "2", "--data", str(small_cbcl),
+    result = run_cli(*TRAIN_CBCL, "--rounds", "2", "--data", str(small_cbcl),
                      "--quiet", "--out", str(tmp_path / "m.json"), *flags)
     assert result.returncode in (1, 2) and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -205,7 +205,7 @@ def test_the_posterize_flag_and_field_agree_on_the_recipes_share(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "(default 0.02 with faces from the wild and channel features, else 0" in help_text
+    assert "(default: the recipe's, 0.02 for faces, else 0" in help_text
 
 
 def write_faces(folder, rows, size=50, header=HEADER):
@@ -374,7 +374,8 @@ def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder
     folder, _ = cbcl_faces_folder
     out = tmp_path / "model.json"
     result = run_cli("train", "--no-bootstrap", "--rounds", "4", "--data", str(small_cbcl),
-                     "--faces", str(folder), "--window", "19x19", "--out", str(out))
+                     "--faces", str(folder), "--window", "19x19", "--framing", "1.75",
+                     "--cost", "1,1", "--out", str(out))
     assert result.returncode == 0, result.stderr
     said = [line for line in result.stderr.splitlines() if line.startswith("faces from")]
     assert len(said) == 1 and "40 faces" in said[0] and "join CBCL's faces" in said[0]
@@ -384,7 +385,7 @@ def test_train_detector_uses_the_faces_and_says_so(small_cbcl, cbcl_faces_folder
     assert "terms" in record
     trained = int(re.search(r"trained on (\d+) faces", result.stdout).group(1))
     alone = json.loads(run_cli("train", "--no-bootstrap", "--rounds", "4", "--data",
-                               str(small_cbcl), "--no-wild-faces", "--out",
+                               str(small_cbcl), "--recipe", "cbcl", "--out",
                                str(tmp_path / "m3.json"), "--json").stdout)
     assert trained == alone["train_windows"]["faces"] + 40 - held
     report = run_cli("evaluate", str(out), "--data", str(small_cbcl), "--faces", str(folder),
@@ -437,22 +438,23 @@ def test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces(
 
 @pytest.mark.slow
 def test_a_window_framed_wider_than_cbcl_needs_faces_from_the_wild(small_cbcl, tmp_path):
-    result = run_cli("train", "--no-bootstrap", "--rounds", "2", "--data", str(small_cbcl),
-                     "--no-wild-faces", "--window", "24x24", "--out", str(tmp_path / "m.json"))
+    result = run_cli("train", "--recipe", "cbcl", "--no-bootstrap", "--rounds", "2", "--data",
+                     str(small_cbcl), "--framing", "2.2", "--out", str(tmp_path / "m.json"))
     assert result.returncode != 0
     assert result.stderr.count("\n") == 1 and "needs faces from the wild" in result.stderr
 
 
-@pytest.mark.slow
-def test_without_faces_it_says_where_to_put_them(small_cbcl, tmp_path):
+def test_without_faces_the_recipe_says_where_to_put_them(small_cbcl, tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("FACEDETECT_FACES", None)
     result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--no-bootstrap",
                              "--rounds", "2", "--data", str(small_cbcl), "--out",
                              str(tmp_path / "m.json")], capture_output=True, text=True,
                             timeout=300, cwd=tmp_path, env=env)
-    assert result.returncode == 0, result.stderr
-    assert "none found" in result.stderr and "./data/faces" in result.stderr
+    # refused in one line, before CBCL is read: the default recipe needs them
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "none were found" in result.stderr and "./data/faces" in result.stderr
+    assert "--recipe cbcl" in result.stderr and not (tmp_path / "m.json").exists()
 
 
 @pytest.mark.slow

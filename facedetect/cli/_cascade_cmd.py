@@ -8,7 +8,6 @@ import sys
 
 from .._utils.atomic import exclusive_output
 from ..errors import FacedetectError
-from ..pipeline._config import TrainConfig
 from ..pipeline._settings import CASCADE_LIMITS, CascadeConfig, RunOptions
 from ._common import field_type
 
@@ -47,8 +46,8 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
                        help="or on the boxes of an opencv_createsamples info file "
                             "('path count x y w h ...' per line)")
     group.add_argument("--window", type=_window_size, metavar="WxH",
-                       help="the window: of one-stage training with faces from the wild "
-                            "(default 24x24; CBCL's 19x19 without them), or of --positives "
+                       help="the window: of one-stage training (default: the recipe's, "
+                            "24x24 for faces and opencv, 19x19 for cbcl), or of --positives "
                             "/ --positives-info (default 24x24)")
     group.add_argument("--search-stage-cost", action="store_true",
                        help="boost every stage at costs 1,1 2,1 and 4,1 and keep the one "
@@ -71,9 +70,8 @@ def _window_size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-# One-stage flags a cascade has no use for: set away from the train command's default (the
-# recipe's, TrainConfig()), they are refused rather than silently ignored.
-RECIPE = TrainConfig()
+# One-stage flags a cascade has no use for: given, they are refused rather than silently
+# ignored.
 ONE_STAGE_FLAGS = {
     "--rounds": ("rounds", "a stage ends by --max-stumps-per-stage and "
                                 "--max-false-alarm-rate"),
@@ -104,7 +102,9 @@ ONE_STAGE_FLAGS = {
 def _check_cascade_flags(args) -> None:
     """Refuse one-stage flags set away from their defaults: a cascade would ignore them."""
     for flag, (name, why) in ONE_STAGE_FLAGS.items():
-        default = getattr(RunOptions if name == "checkpoint_every" else RECIPE, name)
+        # A setting flag not given is None (the recipe's value); --checkpoint-every has
+        # the run's default.
+        default = RunOptions.checkpoint_every if name == "checkpoint_every" else None
         if getattr(args, name, default) != default:
             raise FacedetectError(f"{flag} is for one-stage training, and a cascade would "
                                   f"ignore it ({why}): drop it, or drop --stages")

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .._utils.atomic import exclusive_output
@@ -19,20 +20,23 @@ from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMI
 from ..pipeline._settings import (MEMORY_BOUNDS_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
                                  RunOptions)
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
+from ._recipe_args import chosen_recipe, config_from, expert_flag_lines
 from ._common import (bounded_int, field_type, check_not_run_file, check_writable,
                      created_folder, describe_operating_point, finite_float, parse_cost,
                      feature_share, scheduler, standalone_main)
 
 DEFAULT_MODEL_DIR = Path("data") / "models"
-# The recipe (train-detector with no flags) is TrainConfig's defaults; the measurements
-# behind it are in docs/detector-training.md.
+# The settings every recipe shares, for the flags' help (each recipe's own are stated by
+# --recipe: facedetect/pipeline/_recipes.py; measured in docs/detector-training.md).
 RECIPE = TrainConfig()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from ._cascade_cmd import cascade_options
-    for options in (_learner_options, _face_options, _operating_point_options,
-                    _bootstrap_options, cascade_options, _run_options):
+    from ._recipe_args import recipe_options
+    for options in (recipe_options, _learner_options, _face_options,
+                    _operating_point_options, _bootstrap_options, cascade_options,
+                    _run_options):
         options(parser)
     parser.set_defaults(func=run)
 
@@ -40,19 +44,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _learner_options(parser: argparse.ArgumentParser) -> None:
     """The data, the split and the boosting algorithm."""
     group = parser.add_argument_group("learner and data")
-    group.add_argument("--cost", type=parse_cost, default=RECIPE.cost, metavar="CP,CN",
-                       help="cost of a missed face, then of a false alarm (default "
-                            f"{RECIPE.cost[0]:g},{RECIPE.cost[1]:g})")
-    group.add_argument("--rounds", type=field_type("rounds"), default=RECIPE.rounds,
+    group.add_argument("--cost", type=parse_cost, metavar="CP,CN",
+                       help="cost of a missed face, then of a false alarm (default: the "
+                            "recipe's, 1,10 for faces and opencv, 1,1 for cbcl and object)")
+    group.add_argument("--rounds", type=field_type("rounds"),
                        help=f"boosting rounds (default {RECIPE.rounds})")
-    group.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default=RECIPE.algorithm,
+    group.add_argument("--algorithm", choices=ALGORITHM_CHOICES,
                        help="; ".join(f"{name}: {entry.description}"
                                       for name, entry in REGISTRY.items())
                             + f" (default {RECIPE.algorithm})")
-    group.add_argument("--selection", choices=("root", "loss"), default=RECIPE.selection,
+    group.add_argument("--selection", choices=("root", "loss"),
                        help="db/dbn: largest root (paper, default) or smallest loss")
-    group.add_argument("--max-features", type=feature_share, default=RECIPE.max_features,
-                       metavar="F",
+    group.add_argument("--max-features", type=feature_share, metavar="F",
                        help="the Haar features each round searches, a seeded subset per "
                             "round (every feature is still computed once: this shortens "
                             "the rounds, not the feature step): a fraction in (0, 1] or a "
@@ -61,26 +64,27 @@ def _learner_options(parser: argparse.ArgumentParser) -> None:
                                f"{RECIPE.max_features:g}") + ")")
     group.add_argument("--framing", type=field_type("framing"), metavar="D",
                        help="how many eye distances wide the window frames a face (default: "
-                            f"{WILD_FRAMING:g} for the {WILD_WINDOW[0]}x{WILD_WINDOW[1]} "
-                            "window of faces from the wild, CBCL's 1.75 at 19x19)")
+                            f"the recipe's, {WILD_FRAMING:g} for the "
+                            f"{WILD_WINDOW[0]}x{WILD_WINDOW[1]} window of faces from the "
+                            "wild, CBCL's 1.75 at 19x19)")
     group.add_argument("--tilted", action=argparse.BooleanOptionalAction, default=None,
                        help="add tilted Haar features (Lienhart and Maydt's, OpenCV's -mode "
-                            "ALL) to the five basic types (default: on with faces from the "
-                            "wild, off on CBCL alone and for --stages)")
+                            "ALL) to the five basic types (default: the recipe's, on for "
+                            "faces, opencv and object)")
     group.add_argument("--channels", action=argparse.BooleanOptionalAction, default=None,
                        help="add channel features over the gradient magnitude and six "
                             "orientation channels (Dollar's integral channel features): "
                             "run by detect, not by OpenCV, so export-opencv needs a model "
-                            "trained with --no-channels (default: on with faces from the "
-                            "wild, off on CBCL alone and for --stages)")
+                            "trained without them (default: the recipe's, on for faces "
+                            "alone)")
     group.add_argument("--data", help="CBCL folder or faces.tar.gz (default: $FACEDETECT_DATA, "
                                       "./data/cbcl, the user cache)")
-    group.add_argument("--holdout", type=field_type("holdout"), default=RECIPE.holdout,
+    group.add_argument("--holdout", type=field_type("holdout"),
                        help=f"stratified held-out fraction (default {RECIPE.holdout:g}; 0 "
                             "trains on all)")
-    group.add_argument("--balanced", action="store_true",
+    group.add_argument("--balanced", action="store_true", default=None,
                        help="use the class-balanced subset (the paper's CBCL experiment)")
-    group.add_argument("--seed", type=field_type("seed"), default=RECIPE.seed,
+    group.add_argument("--seed", type=field_type("seed"),
                        help=f"split seed, 0..2^32-1 (default {RECIPE.seed})")
 
 
@@ -90,26 +94,23 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--faces", metavar="DIR",
                        help="faces from the wild: a folder of face crops with faces.csv "
                             "(file, leye_x, leye_y, reye_x, reye_y); a fixed tenth is held "
-                            "out (default: $FACEDETECT_FACES, ./data/faces, the user cache)")
+                            "out; the faces and opencv recipes need them (default: "
+                            "$FACEDETECT_FACES, ./data/faces, the user cache)")
     group.add_argument("--no-wild-faces", action="store_true",
-                       help="train on CBCL's faces only, even where faces from the wild "
-                            "are found")
+                       help="the old spelling of --recipe cbcl (warned of; leaves in the "
+                            "next release)")
     group.add_argument("--mirror", action=argparse.BooleanOptionalAction,
-                       default=RECIPE.mirror,
                        help="also train on every training face flipped left to right "
                             f"(default: {'on' if RECIPE.mirror else 'off'})")
-    group.add_argument("--jitter", type=field_type("jitter"), default=RECIPE.jitter,
-                       metavar="N",
+    group.add_argument("--jitter", type=field_type("jitter"), metavar="N",
                        help="also train on N slightly turned, scaled and shifted copies of "
                             f"every training face, 0..100 (default {RECIPE.jitter})")
     group.add_argument("--jitter-shift", type=field_type("jitter_shift"), default=None,
                        metavar="PX",
                        help="the jitter's largest shift, in window pixels either way, "
-                            f"0..4 (default {WILD_JITTER_SHIFT:g} with faces from the wild "
-                            f"and --no-channels, for OpenCV's scan; else "
-                            f"{CBCL_JITTER_SHIFT:g}, and for a cascade)")
-    group.add_argument("--grain", type=field_type("grain"), default=RECIPE.grain,
-                       metavar="SD",
+                            f"0..4 (default: the recipe's, {WILD_JITTER_SHIFT:g} for "
+                            f"opencv, for OpenCV's scan; else {CBCL_JITTER_SHIFT:g})")
+    group.add_argument("--grain", type=field_type("grain"), metavar="SD",
                        help="Gaussian grain on the windows of the faces from the wild and "
                             "on the mined negatives alike, each its own sd up to SD grey "
                             f"levels, 0..100 (default {RECIPE.grain:g}; none without the "
@@ -118,15 +119,14 @@ def _face_options(parser: argparse.ArgumentParser) -> None:
                        metavar="FRACTION",
                        help="posterise this fraction of the windows of the faces from the "
                             "wild and of the mined negatives alike to 4..8 grey levels, "
-                            f"0..1 (default {WILD_POSTERIZE:g} with faces from the wild and "
-                            "channel features, else 0; none without mining)")
+                            f"0..1 (default: the recipe's, {WILD_POSTERIZE:g} for faces, "
+                            "else 0; none without mining)")
 
 
 def _operating_point_options(parser: argparse.ArgumentParser) -> None:
     """How the window operating point is chosen."""
     group = parser.add_argument_group("window operating point")
     group.add_argument("--calibration-split", type=field_type("calibration_split"),
-                       default=RECIPE.calibration_split,
                        metavar="F",
                        help="fraction of the training part kept from boosting to choose the "
                             "cost-aware operating point (default "
@@ -134,11 +134,10 @@ def _operating_point_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--prior", type=field_type("prior"), metavar="P",
                        help="deployment probability of a face, in (0, 1), for the operating "
                             "point (default: the training data's)")
-    group.add_argument("--calibration", choices=("sigmoid", "isotonic"), default=RECIPE.calibration,
+    group.add_argument("--calibration", choices=("sigmoid", "isotonic"),
                        help="calibration map fitted on the calibration split, stored for "
                             "predict_proba: sigmoid (Platt, default) or isotonic")
     group.add_argument("--threshold-rule", choices=("calibrated", "empirical"),
-                       default=RECIPE.threshold_rule,
                        help="calibrated (default): where the calibrated probability crosses "
                             "the Bayes cut Cn/(Cp+Cn); empirical: the least expected cost "
                             "counted on the calibration windows")
@@ -156,28 +155,26 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                             "$FACEDETECT_NEGATIVES, ./data/negatives, the user cache; "
                             "else scikit-image's 16 pictures, with a warning)")
     group.add_argument("--bootstrap-rounds", type=field_type("bootstrap_rounds"),
-                       default=RECIPE.bootstrap_rounds, metavar="K",
+                       metavar="K",
                        help="retrain K times, adding the false positives mined on the "
                             f"negatives (default {RECIPE.bootstrap_rounds})")
     group.add_argument("--no-bootstrap", action="store_const", const=0,
                        dest="bootstrap_rounds",
                        help="no hard-negative bootstrapping: the plain window classifier "
                             "of the paper's experiment")
-    group.add_argument("--stage-rounds", type=field_type("stage_rounds"),
-                       default=RECIPE.stage_rounds, metavar="N",
+    group.add_argument("--stage-rounds", type=field_type("stage_rounds"), metavar="N",
                        help="boosting rounds of each bootstrap stage before the last, whose "
                             f"models only mine hard negatives (default {RECIPE.stage_rounds})")
-    group.add_argument("--keep-features", action="store_true",
+    group.add_argument("--keep-features", action="store_true", default=None,
                        help="compute each window's features once over the mining stages, "
                             "binning the mined windows at the first stage's edges: faster "
                             "(fewer feature passes), and measured to find fewer held-out "
                             "faces (0.950 against 0.960), so not the recipe's")
-    group.add_argument("--bootstrap-limit", type=field_type("bootstrap_limit"),
-                       default=RECIPE.bootstrap_limit, metavar="N",
+    group.add_argument("--bootstrap-limit", type=field_type("bootstrap_limit"), metavar="N",
                        help="hard negatives mined per bootstrap round at most (default "
                             f"{RECIPE.bootstrap_limit})")
     group.add_argument("--bootstrap-threshold", type=field_type("bootstrap_threshold"),
-                       default=RECIPE.bootstrap_threshold, metavar="T",
+                       metavar="T",
                        help="harvest the windows scoring above T (default 0, the windows "
                             "the model accepts; below 0 near misses join them)")
     group.add_argument("--false-alarms", type=field_type("false_alarm_target", RUN_LIMITS),
@@ -197,7 +194,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                             f"{RunOptions.checkpoint_every})")
     group.add_argument("--resume", action="store_true",
                        help="continue an interrupted run from its checkpoint")
-    group.add_argument("--exact", action="store_true",
+    group.add_argument("--exact", action="store_true", default=None,
                        help="the paper's exact stump search on float32 features (6 bytes "
                             "per window and feature) instead of compact uint8 bins")
     group.add_argument("--memory", type=finite_float, metavar="GIB",
@@ -215,7 +212,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
-def _out_path(args) -> Path:
+def _out_path(args, config: TrainConfig) -> Path:
     if args.out:
         from ..pipeline._train import check_output
         check_not_run_file(args.out, "--out")
@@ -225,18 +222,9 @@ def _out_path(args) -> Path:
         except FacedetectError as error:
             raise FacedetectError("--" + str(error)) from None
         return out
-    cp, cn = (f"{c:g}" for c in args.cost)
+    cp, cn = (f"{c:g}" for c in config.cost)
     kind = "cascade" if args.stages else "detector"
     return DEFAULT_MODEL_DIR / f"{kind}_{cp}_{cn}.json"
-
-
-def config_from(args: argparse.Namespace) -> TrainConfig:
-    """The TrainConfig the flags ask for: every field from the flag of its name."""
-    fields = {name: getattr(args, name) for name in RECIPE.as_dict()}
-    fields["cost"] = tuple(args.cost)
-    if not args.bootstrap_rounds:
-        fields["stage_rounds"] = None   # no bootstrap stages to shorten
-    return TrainConfig(**fields)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -258,8 +246,14 @@ def run(args: argparse.Namespace) -> int:
                          false_alarm_target=args.false_alarms,
                          log=log, warn=warn)
     options.check()
-    out = _out_path(args)
-    config = config_from(args)
+    if args.faces and args.no_wild_faces:
+        raise FacedetectError("--faces and --no-wild-faces contradict each other")
+    recipe = chosen_recipe(args)
+    if recipe.cascade and not args.stages:
+        args.stages = recipe.stages
+    config = config_from(args, recipe)
+    check_config(config)   # the settings before the data is sought
+    out = _out_path(args, config)
     if args.resume and not args.stages:   # refused now, not after the data is read
         from ..pipeline._checkpoint import check_resumable
         check_resumable(str(out) + ".checkpoint.json", config.as_dict())
@@ -267,20 +261,24 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
                               "give one of them")
     if args.stages:
+        # A cascade's window is its positives' and its faces are framed as they were cut.
+        config = replace(config, window=args.window, framing=None)
         check_config(config)
+        _check_cascade_data(args, recipe)
         with _model_folder(args), _cluster(args, options):
-            return run_cascade(args, config, out, options, warn, quiet,
+            done = run_cascade(args, config, out, options, warn, quiet,
                                lambda: _wild_faces(args, warn))
+        _say_expert_flags(args, warn)
+        return done
     if args.positives or args.positives_info:
-        raise FacedetectError("--positives and --positives-info train a cascade: add "
-                              "--stages N")
-    if args.negatives and not args.bootstrap_rounds:
+        raise FacedetectError("--positives and --positives-info train a cascade: "
+                              "--recipe object")
+    if args.negatives and not config.bootstrap_rounds:
         raise FacedetectError("--negatives needs bootstrapping (drop --no-bootstrap)")
-    if args.faces and args.no_wild_faces:
-        raise FacedetectError("--faces and --no-wild-faces contradict each other")
+    faces = _recipe_faces(args, recipe)
     # Resolved once: the settings checked, the data found and split, the window set.
-    plan = plan_training(config, args.data, faces=None if args.no_wild_faces else (
-        args.faces or FIND), negatives=args.negatives or FIND, warn=warn, progress=not quiet)
+    plan = plan_training(config, args.data, faces=faces, negatives=args.negatives or FIND,
+                         warn=warn, progress=not quiet, settings_checked=True)
     # The default folder is created only now that the settings and the data are known
     # good, and removed again if training fails.
     with _model_folder(args), exclusive_output(out), _cluster(args, options):
@@ -288,8 +286,40 @@ def run(args: argparse.Namespace) -> int:
         result = train_detector(plan, out=out, resume=args.resume, progress=not quiet,
                                 options=options)
     config = plan.config
+    _say_expert_flags(args, warn)   # after the run, so that a refusal stays one line
     _report(args, out, config, result)
     return 0
+
+
+def _recipe_faces(args, recipe):
+    """The faces from the wild the one-stage recipe trains on: the folder found where
+    ``--faces`` looks for the faces and opencv recipes (refused in one line where there
+    is none), none for cbcl."""
+    from ..data._wild_faces import find_faces_folder
+    if recipe.faces == "cbcl":
+        if args.faces:
+            raise FacedetectError("--faces: the cbcl recipe trains on CBCL's faces alone; "
+                                  "drop --faces, or choose --recipe faces")
+        return None
+    folder = find_faces_folder(args.faces)
+    if folder is None:
+        raise FacedetectError(f"the {recipe.name} recipe trains on faces from the wild, and "
+                              "none were found: give --faces DIR (or put them in "
+                              "./data/faces, or set $FACEDETECT_FACES; docs/wild-faces.md), "
+                              "or choose --recipe cbcl for CBCL's faces alone")
+    return folder
+
+
+def _check_cascade_data(args, recipe) -> None:
+    """The object recipe trains on the user's samples: refused without them."""
+    if recipe.faces == "positives" and not (args.positives or args.positives_info):
+        raise FacedetectError("the object recipe trains on your samples: give --positives "
+                              "DIR or --positives-info FILE, and --negatives DIR")
+
+
+def _say_expert_flags(args, warn) -> None:
+    for line in expert_flag_lines(args):
+        warn(line)
 
 
 def _faces_line(args, plan) -> str:
@@ -298,11 +328,9 @@ def _faces_line(args, plan) -> str:
 
 
 def _no_faces_line(args) -> str:
-    if args.no_wild_faces:
-        return "faces from the wild: not used (--no-wild-faces); CBCL's faces only"
-    return ("faces from the wild: none found (--faces, $FACEDETECT_FACES, ./data/faces, the "
-            "user cache); training on CBCL's faces only. For photographs, put a faces "
-            "folder with faces.csv in ./data/faces (docs/wild-faces.md)")
+    return ("faces from the wild: not used (the cbcl recipe); CBCL's faces only. For "
+            "photographs, --recipe faces with a faces folder in ./data/faces "
+            "(docs/wild-faces.md)")
 
 
 def _wild_faces(args, warn):
@@ -311,7 +339,9 @@ def _wild_faces(args, warn):
     from ..data._wild_faces import find_faces_folder, heldout_mask, load_wild_faces
     if args.no_wild_faces and args.faces:
         raise FacedetectError("--faces and --no-wild-faces contradict each other")
-    folder = None if args.no_wild_faces else find_faces_folder(args.faces)
+    # Only where asked for (--faces): a cascade's positives are never chosen by which
+    # folders exist.
+    folder = None if args.no_wild_faces or not args.faces else find_faces_folder(args.faces)
     if folder is None:
         return None, _no_faces_line(args)
     faces = load_wild_faces(folder, warn=warn, progress=not args.quiet)

@@ -84,7 +84,7 @@ class TrainPlan:
                       "faces, cut tighter, only measure; the next 5% of the wild subjects "
                       "calibrate)")
         return (f"faces from the wild: {len(self.faces):,} faces from {self.faces.source} "
-                f"({held:,} held out) {joined}; --no-wild-faces trains on CBCL's only")
+                f"({held:,} held out) {joined}; --recipe cbcl trains on CBCL's only")
 
 
     def negatives_line(self) -> str:
@@ -103,7 +103,8 @@ BEFORE_TRAINING = ("interrupted while {what}, before training started: this run 
 
 
 def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
-                  negatives=FIND, warn=None, progress: bool = False) -> TrainPlan:
+                  negatives=FIND, warn=None, progress: bool = False,
+                  settings_checked: bool = False) -> TrainPlan:
     """Resolve a run: check ``config``, find and check the data, fill in the window and
     split the CBCL windows. Every refusal a run can make before its work is made here.
 
@@ -117,6 +118,9 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
         Takes warning lines (default: stderr).
     progress : bool
         A progress bar while the faces from the wild are read.
+    settings_checked : bool
+        ``config`` was checked just now by the caller (the command checks the settings
+        before it looks for the data): checked once, not twice.
 
     Returns
     -------
@@ -146,7 +150,8 @@ def plan_training(config: TrainConfig | None = None, data=None, *, faces=FIND,
     if not isinstance(config, TrainConfig):
         raise InvalidParameter(f"config must be a TrainConfig, got {type(config).__name__}",
                                "config")
-    check_config(config)
+    if not settings_checked:
+        check_config(config)
     warn = warn or (lambda line: print(line, file=sys.stderr))
     try:
         cbcl = _cbcl(data)
