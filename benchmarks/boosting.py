@@ -130,10 +130,11 @@ def main(argv=None) -> dict:
     table = "\n".join(f"| {name} | {s:.3f} | {s / db_s:.0f}x | {roots:,.0f} | {note} |"
                       for name, s, roots, note in rows)
     dis = ", ".join(f"[{k}] {v:.0%}" for k, v in disagreements.items())
+    matrix_mb, candidates = results["memory_matrix_mb"], dbn["roots_per_round_scaled"]
     markdown = f"""# Boosting speed: CBCL Haar pool, cost {cost}
 
 Machine: {results['machine']}. {len(y):,} training windows x {n_features:,} features.
-Feature matrix {features_s:.1f} s, presort {presort_s:.1f} s; matrix {results['memory_matrix_mb']:.0f} MiB
+Feature matrix {features_s:.1f} s, presort {presort_s:.1f} s; matrix {matrix_mb:.0f} MiB
 + sort order {results['memory_order_mb']:.0f} MiB; peak RSS {results['peak_rss_mb']:.0f} MiB.
 
 | method | s per round | vs DB | roots per round | note |
@@ -141,7 +142,7 @@ Feature matrix {features_s:.1f} s, presort {presort_s:.1f} s; matrix {results['m
 {table}
 
 Roots solved by DB per round over {args.rounds} rounds: {db.roots_solved_.tolist()}
-(out of {dbn['roots_per_round_scaled']:,.0f} candidates: {1 - db_roots / dbn['roots_per_round_scaled']:.5%} avoided).
+(out of {candidates:,.0f} candidates: {1 - db_roots / candidates:.5%} avoided).
 
 Root rule vs loss rule, fraction of rounds where the two pick different stumps from the
 same weights ({args.disagreement_rounds} rounds of DB training each): {dis}.

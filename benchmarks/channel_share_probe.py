@@ -120,8 +120,8 @@ def _table(args, results: dict) -> str:
              f"{results['pool_channel_share']}), {results['per_round']:,} searched a round.\n",
              "Faces (held-out) above the score letting through the given share of held-out "
              "hard negatives / random windows; AdaBoostDB, cost 1,1.\n",
-             "| channel features a round: share, count | rounds | hard 1% | hard 5% | random 0.1% | "
-             "random 0.01% | channel stumps | fit s |", "|---" * 8 + "|"]
+             "| channel features a round: share, count | rounds | hard 1% | hard 5% "
+             "| random 0.1% | random 0.01% | channel stumps | fit s |", "|---" * 8 + "|"]
     return "\n".join(lines + arm_rows(results)) + "\n"
 
 

@@ -124,6 +124,7 @@ def main(argv=None) -> dict:
 
 def _markdown(results: dict) -> str:
     ours, theirs = results["facedetect"], results["opencv_with_our_cascade"]
+    exported = "OpenCV `detectMultiScale` with the exported cascade"
     return f"""# A cascade for coins (scikit-image's coins picture)
 
 Machine: {results['machine']}. {len(results['stages'])} stages, trained in
@@ -132,7 +133,7 @@ Machine: {results['machine']}. {len(results['stages'])} stages, trained in
 | detector on the coins picture ({results['coins']} coins) | coins found | other boxes |
 |---|---|---|
 | facedetect `detect` | {ours['found']} | {ours['false_positives']} |
-| OpenCV `detectMultiScale` with the exported cascade | {theirs['found']} | {theirs['false_positives']} |
+| {exported} | {theirs['found']} | {theirs['false_positives']} |
 """
 
 

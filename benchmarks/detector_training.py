@@ -38,8 +38,8 @@ WRAPPER = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:
 
 
 def train(name: str, out: Path) -> dict:
-    command = [sys.executable, "-m", "facedetect", "train", "--recipe", "cbcl", "--cost", "1,10", "--quiet",
-               "--out", str(out), *RUNS[name]]
+    command = [sys.executable, "-m", "facedetect", "train", "--recipe", "cbcl", "--cost", "1,10",
+               "--quiet", "--out", str(out), *RUNS[name]]
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True,
                           text=True)

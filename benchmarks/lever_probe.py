@@ -12,9 +12,9 @@ The task is the one the recipe's last stage faces, on held-out data only:
   jittered, grain up to 10), ``--faces-used`` of them drawn from the training part; the
   held-out faces' plain windows measure.
 - Negatives: the windows the shipped default model's boosted sum puts on the face side
-  (``MINING_THRESHOLD``) on the mining part of the face-free pictures, plus as many random windows; the same
-  from the held-out fifth measure. These hard negatives are what a better weak learner or
-  feature pool must tell from faces.
+  (``MINING_THRESHOLD``) on the mining part of the face-free pictures, plus as many random
+  windows; the same from the held-out fifth measure. These hard negatives are what a better
+  weak learner or feature pool must tell from faces.
 
 Each arm boosts ``--rounds`` rounds on one fixed, seeded random feature subset:
 

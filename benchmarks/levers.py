@@ -39,6 +39,7 @@ def main(argv=None) -> dict:
              "| model | MTFL + Caltech | grainy | posterised | UTKFace | Yale B | FA/Mpx | "
              "grainy | posterised | detect / OpenCV | training s |",
              "|---" * 11 + "|"]
+    seconds = results["seconds_per_mpx"]
     for detector, path in zip(detectors, args.models):
         name = detector.name
         crop, alarms = results["crops"][name], results["false_alarms_per_mpx"][name]
@@ -50,7 +51,7 @@ def main(argv=None) -> dict:
             f"{pooled(crop['clean']['by_source'], ['utkface']):.3f} | "
             f"{pooled(crop['clean']['by_source'], ['extended-yale-b']):.3f} | "
             f"{alarms['clean']:.3f} | {alarms['grainy']:.3f} | {alarms['posterised']:.3f} | "
-            f"{results['seconds_per_mpx'][name] / results['seconds_per_mpx']['OpenCV default']:.2f}x"
+            f"{seconds[name] / seconds['OpenCV default']:.2f}x"
             f" | {training.get('seconds', 0):.0f} |")
     write_results(args.label, results, "\n".join(lines) + "\n")
     return results

@@ -4,10 +4,11 @@ driver and of every worker, and what a round moves.
     python -m benchmarks.sharded [--rounds 20] [--storage exact] [--repeat 3] [--busy]
 
 The job: every CBCL training window (2,429 faces, 4,548 non-faces) and the 63,960-feature
-pool, AdaBoostDB at cost 1,4, train-detector's default 3 GiB memory setting. Each configuration runs in a fresh process, one after the
-other, so each peak is its own: one process (no Dask), then a LocalCluster of 1 and of 2
-worker processes (one thread each, the 2 cores shared). ``--busy`` runs them again beside
-a process that keeps one core busy. Every configuration trains the same model (checked).
+pool, AdaBoostDB at cost 1,4, train-detector's default 3 GiB memory setting. Each
+configuration runs in a fresh process, one after the other, so each peak is its own: one
+process (no Dask), then a LocalCluster of 1 and of 2 worker processes (one thread each, the
+2 cores shared). ``--busy`` runs them again beside a process that keeps one core busy. Every
+configuration trains the same model (checked).
 """
 
 from __future__ import annotations
@@ -173,8 +174,8 @@ def main(argv=None) -> dict:
     markdown = (f"# Feature-sharded boosting on Dask\n\nMachine: {results['machine']}. "
                 f"Every CBCL training window ({results['idle']['2 workers']['windows']:,}) x "
                 f"63,960 features, {args.storage} storage, AdaBoostDB at cost 1,4, "
-                f"{args.rounds} rounds (median of rounds 2 on; medians of {args.repeat} interleaved "
-                f"runs). `python -m benchmarks.sharded"
+                f"{args.rounds} rounds (median of rounds 2 on; medians of {args.repeat} "
+                f"interleaved runs). `python -m benchmarks.sharded"
                 f"{' --busy' if args.busy else ''} --storage {args.storage}`.\n\n"
                 + "\n\n".join(sections) + "\n")
     write_results(f"sharded_{args.storage}", results, markdown)

@@ -77,7 +77,7 @@ def errors(path: Path) -> dict:
     non_face_scores = model.decision_function(non_faces)
     picture_scores = model.decision_function(held_out_negative_windows(model.window))
     found = {}
-    for label, threshold in (("operating point", model.threshold), ("raw 0", 0.0)):
+    for label, threshold in (("operating point", model.window_threshold), ("raw 0", 0.0)):
         found[label] = {"threshold": round(float(threshold), 4),
                         "fn_rate": round(float(np.mean(face_scores <= threshold)), 4),
                         "fp_rate": round(float(np.mean(non_face_scores > threshold)), 4),

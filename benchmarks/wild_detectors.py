@@ -7,9 +7,9 @@ Run: ``python -m benchmarks.wild_detectors --models default,cascade [--label NAM
   ``$FACEDETECT_FACES`` (or ``--faces``) at the model's own settings; OpenCV's
   ``haarcascade_frontalface_default.xml`` and ``alt2`` at theirs (scale 1.1, 3 neighbours,
   min size 19). A face is found when a box holds both eyes and is at most 1.5 times the
-  detector's own median box width (:func:`facedetect.pipeline._wild.crop_recall`). OpenCV is compared on MTFL and
-  Caltech, whose crops are loose enough for its framing; UTKFace and Yale B are reported
-  apart.
+  detector's own median box width (:func:`facedetect.pipeline._wild.crop_recall`). OpenCV
+  is compared on MTFL and Caltech, whose crops are loose enough for its framing; UTKFace and
+  Yale B are reported apart.
 - Grainy held-out faces: the same MTFL and Caltech crops with Gaussian grain (sd
   ``GRAIN``, seeded by each crop's bytes) added at the crop's own resolution, as a scan
   or a high-ISO print has it: what a pyramid that averages (or aliases) the grain does.

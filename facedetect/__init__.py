@@ -33,6 +33,7 @@ _FRONT_DOOR = {
     "HaarDetectorModel": "facedetect.detector._model",
     "train_detector": "facedetect.pipeline._train",
     "TrainConfig": "facedetect.pipeline._config",
+    "recipe_config": "facedetect.pipeline._recipes",
     "TrainResult": "facedetect.pipeline._train",
     "AdaBoostDB": "facedetect.training._algorithms",
     "CostSensitiveAdaBoost": "facedetect.training._algorithms",

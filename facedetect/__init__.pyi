@@ -9,6 +9,7 @@ from .detector._params import DetectionParams as DetectionParams
 from .detector._model import HaarDetectorModel as HaarDetectorModel
 from .pipeline._train import train_detector as train_detector, TrainResult as TrainResult
 from .pipeline._config import TrainConfig as TrainConfig
+from .pipeline._recipes import recipe_config as recipe_config
 from .training._algorithms import (
     AdaBoostDB as AdaBoostDB,
     CostSensitiveAdaBoost as CostSensitiveAdaBoost,
@@ -18,6 +19,7 @@ from .training._algorithms import (
 
 __all__ = [
     "FacedetectError", "__version__", "detect", "Detector", "load_model", "Detections",
-    "DetectionParams", "HaarDetectorModel", "train_detector", "TrainConfig", "TrainResult",
+    "DetectionParams", "HaarDetectorModel", "train_detector", "TrainConfig", "recipe_config",
+    "TrainResult",
     "AdaBoostDB", "CostSensitiveAdaBoost", "AdaBoost", "AsymmetricInitAdaBoost"
 ]

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-__all__ = ["BinaryRates", "binary_rates", "normalized_expected_cost", "probability_cost", "roc_points"]
+__all__ = ["BinaryRates", "binary_rates", "normalized_expected_cost", "probability_cost",
+           "roc_points"]
 
 
 @dataclass

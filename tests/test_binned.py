@@ -191,8 +191,10 @@ def test_each_round_searches_its_own_seeded_subset(name):
     # pick the same stumps; each stump is one of its round's features; the same seed
     # gives the same model, another seed another one.
     values, _, is_positive = _problem(5, n=400, n_features=60, levels=3)
-    make = lambda seed: make_algorithm(name, 12, (1, 4), max_features=0.25,
-                                       random_state=seed)
+
+    def make(seed):
+        return make_algorithm(name, 12, (1, 4), max_features=0.25, random_state=seed)
+
     exact = make(7).fit(values.T, is_positive)
     compact = make(7).fit_binned(BinnedFeatures.from_values(values), is_positive)
     np.testing.assert_array_equal(compact.features_, exact.features_)

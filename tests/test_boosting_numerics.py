@@ -184,7 +184,8 @@ def test_sample_weight_matches_duplicating_samples(balance_classes):
     np.testing.assert_allclose(weighted.alphas_, doubled.alphas_)
 
 
-@pytest.mark.parametrize("estimator", [AdaBoostDB(6, (1, 3)), AdaBoostDB(6, (1, 3), balance_classes=False),
+@pytest.mark.parametrize("estimator", [AdaBoostDB(6, (1, 3)),
+                                       AdaBoostDB(6, (1, 3), balance_classes=False),
                                        AsymmetricInitAdaBoost(6, (1, 3)),
                                        AsymmetricInitAdaBoost(6, (1, 3), balance_classes=False)])
 def test_no_sample_weight_is_uniform_weight(estimator):

@@ -82,20 +82,20 @@ def test_stage_sums_restart_and_earlier_stages_reject(cascade, photo):
     assert rejected.any() and (~rejected).any()
     assert np.isneginf(decision[rejected]).all()
     np.testing.assert_array_equal(decision[~rejected], scores[~rejected, -1])
-    assert cascade.threshold == 2.0
+    assert cascade.window_threshold == 2.0
 
 
 def test_scanner_keeps_exactly_the_windows_the_cascade_accepts(cascade, photo):
     level = np.ascontiguousarray(photo[100:260, 120:330])
     for early in (True, False):
-        scanner = LevelScanner(cascade, cascade.threshold, early_rejection=early)
+        scanner = LevelScanner(cascade, cascade.window_threshold, early_rejection=early)
         xs, ys, scores = scanner.scan(level, step=1)
         width, height = cascade.window
         rows, cols = level.shape[0] - height + 1, level.shape[1] - width + 1
         windows = np.lib.stride_tricks.sliding_window_view(level, (height, width))
         decision = cascade.decision_function(windows.reshape(-1, height, width)).reshape(
             rows, cols)
-        expected = np.argwhere(decision > cascade.threshold)
+        expected = np.argwhere(decision > cascade.window_threshold)
         assert len(expected) > 0
         assert sorted(zip(ys.tolist(), xs.tolist())) == sorted(map(tuple, expected.tolist()))
         np.testing.assert_array_equal(scores, decision[ys, xs])
@@ -143,7 +143,7 @@ def opencv_row_loop(model, level, step: int, threshold: float,
 def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, photo, stages,
                                                                  contrast):
     model = cascade if stages == "cascade" else HaarDetectorModel.load(shipped_model_path("haar"))
-    threshold = cascade.threshold if stages == "cascade" else -5.0
+    threshold = cascade.window_threshold if stages == "cascade" else -5.0
     level = np.ascontiguousarray(photo[100:220, 120:300]).astype(np.float64)
     if contrast == "faint":   # the same picture at a fifth of its contrast: sd mostly < 10
         level = level.mean() + (level - level.mean()) / 5
@@ -161,20 +161,21 @@ def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, phot
             no_step_over = opencv_row_loop(model, level, step, threshold, step_over=False)
             assert len(no_step_over) > len(expected) > 0
         else:                          # the flat rule leaves out most of what scores
-            assert len(every[0]) > 0 and len(expected) < len(every[0]), (len(every[0]), len(expected))
+            assert len(every[0]) > 0 and len(expected) < len(every[0]), (len(every[0]),
+                                                                          len(expected))
 
 
 def window_agreement(model, cbcl, tmp_path, seed: int) -> float:
     """Share of 4,000 CBCL windows on which OpenCV with the export decides as we do."""
     path = tmp_path / "cascade.xml"
-    path.write_text(cascade_xml(model, model.threshold))
+    path.write_text(cascade_xml(model, model.window_threshold))
     opencv = cv2.CascadeClassifier(str(path))
     assert not opencv.empty()
     rng = np.random.default_rng(seed)
     seen = framed_windows(cbcl.images, cbcl.labels, model.window,
                           model.framing)
     windows = seen[rng.choice(len(seen), 4000, replace=False)]
-    ours = model.decision_function(windows) > model.threshold
+    ours = model.decision_function(windows) > model.window_threshold
     theirs = np.array([len(opencv.detectMultiScale(w, 1.5, 0, minSize=model.window,
                                                    maxSize=model.window)) > 0
                        for w in windows])
@@ -208,7 +209,7 @@ def box_agreement(model, greys, params, tmp_path) -> tuple[int, int, int]:
     from facedetect.detector._image_evaluation import iou_matrix
 
     path = tmp_path / "cascade.xml"
-    path.write_text(cascade_xml(model, model.threshold))
+    path.write_text(cascade_xml(model, model.window_threshold))
     opencv = cv2.CascadeClassifier(str(path))
     ours_total = theirs_total = matched = 0
     for grey in greys:
@@ -229,7 +230,7 @@ def test_detect_and_opencv_find_the_same_boxes(cascade, tmp_path):
     from facedetect.detector._multiscale import DetectionParams
 
     params = DetectionParams(scale_factor=1.1, step="auto", min_size=cascade.window[0],
-                             threshold=cascade.threshold, min_neighbors=3)
+                             threshold=cascade.window_threshold, min_neighbors=3)
     greys = [to_grey(Image.fromarray(getattr(data, name)()))
              for name in ("astronaut", "coffee", "chelsea", "camera")]
     ours, theirs, matched = box_agreement(cascade, greys, params, tmp_path)

@@ -69,7 +69,7 @@ def test_every_stage_keeps_its_hit_rate_on_the_held_out_faces(trained, data):
         assert np.mean(passed[alive]) == pytest.approx(record["held_out_hit_rate"])
         assert record["false_alarm_rate"] <= RULES.max_false_alarm_rate or record is stages[-1]
         alive &= passed
-    assert np.array_equal(alive, model.decision_function(held_faces) > model.threshold)
+    assert np.array_equal(alive, model.decision_function(held_faces) > model.window_threshold)
     assert result.stop_reason
 
 
@@ -234,7 +234,7 @@ def test_a_cascade_is_evaluated_on_its_held_out_split(trained, data, recwarn):
     report = evaluate(result.model, data)
     _, held = split_indices(data.labels, CONFIG)
     assert report["n_positive"] + report["n_negative"] == len(held)
-    assert report["threshold"] == result.model.threshold
+    assert report["threshold"] == result.model.window_threshold
     assert report["threshold_source"] == "the cascade's last stage"
     thresholds = [p["threshold"] for p in report["roc"]]
     assert all(np.isfinite(thresholds))

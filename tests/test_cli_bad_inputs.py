@@ -71,8 +71,8 @@ def _toy_data(root: Path) -> None:
 
 # Toy CBCL windows and face-free pictures the workspace fixture writes.
 TOY = ["--data", "toy", "--negatives", "negs", "--jitter", "0", "--no-mirror", "--quiet"]
-ONE = ["--recipe", "cbcl", "--data", "toy", "--no-bootstrap", "--rounds", "2", "--jitter", "0", "--no-mirror",
-       "--quiet"]
+ONE = ["--recipe", "cbcl", "--data", "toy", "--no-bootstrap", "--rounds", "2", "--jitter", "0",
+       "--no-mirror", "--quiet"]
 
 CASES = {
     "1 output is a file, not a folder": ["detect", "a.png", "b.png", "--output", "afile"],

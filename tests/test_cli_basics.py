@@ -16,14 +16,16 @@ def run_cli(*args, env=None):
 
 def test_version_and_help():
     result = run_cli("--version")
-    assert result.returncode == 0 and result.stdout.strip() == f"facedetect {facedetect.__version__}"
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"facedetect {facedetect.__version__}"
     assert "data" in run_cli("--help").stdout
 
 
 HEAVY = ("cv2", "numba", "sklearn", "scipy", "PIL", "skimage", "matplotlib", "dask")
 READ_FLAGS = r"""
 import contextlib, io, sys
-from facedetect.cli import _main as main, _train_cmd as train_cmd, _detect_cmd as detect_cmd, _evaluate_cmd as evaluate_cmd
+from facedetect.cli import (_main as main, _train_cmd as train_cmd, _detect_cmd as detect_cmd,
+                            _evaluate_cmd as evaluate_cmd)
 for argv, entry in ((["--version"], main.main), (["--help"], main.main),
                     (["train", "--bogus"], main.main), (["--help"], train_cmd.main),
                     (["--help"], detect_cmd.main), (["--help"], evaluate_cmd.main),

@@ -268,7 +268,7 @@ def test_detect_uses_the_model_image_operating_point_unless_overridden(plain_mod
     assert (params.threshold, params.min_neighbors, params.neighbor_margin,
             params.scale_factor, params.step, params.min_size) == (2.5, 4, 1.0, 1.2, 2, 24)
     assert params_for(model, threshold=0.5, step=None).threshold == 0.5
-    assert params_for(plain_model).threshold == plain_model.threshold
+    assert params_for(plain_model).threshold == plain_model.window_threshold
     # area levels, as training faces are made, unless the section says bilinear ones
     # (version 1 sections without the field: tests/test_model_detection.py)
     assert params.pyramid == params_for(plain_model).pyramid == "area"

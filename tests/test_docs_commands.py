@@ -1,5 +1,5 @@
-"""Every example command line (``$ ...``) in the README and docs/ parses with the program's own parser
-(running them all would take an hour; the suite runs each command elsewhere)."""
+"""Every example command line (``$ ...``) in the README and docs/ parses with the program's own
+parser (running them all would take an hour; the suite runs each command elsewhere)."""
 
 from __future__ import annotations
 

@@ -89,9 +89,10 @@ def test_the_front_door_is_documented_at_scikit_images_level():
         assert "../shared" not in doc and "benchmarks/" not in doc, name
 
 
-READERS = ["facedetect.data.find_cbcl", "facedetect.data.find_faces_folder", "facedetect.data.load_cbcl",
-           "facedetect.data.load_wild_faces", "facedetect.data.fetch_cbcl",
-           "facedetect.data.check_archive", "facedetect.data.load_uci",
+READERS = ["facedetect.data.find_cbcl", "facedetect.data.find_faces_folder",
+           "facedetect.data.load_cbcl", "facedetect.data.load_wild_faces",
+           "facedetect.data.fetch_cbcl", "facedetect.data.check_archive",
+           "facedetect.data.load_uci",
            "facedetect.images.read_grey", "facedetect.images.read_colour",
            "facedetect.images.to_grey", "facedetect.costs.check_cost",
            "facedetect.modelfile.load_document", "facedetect.modelfile.parse_json",

@@ -23,7 +23,8 @@ def test_integral_image_matches_brute_force_sums():
 def test_rectangle_sums_for_many_windows_at_once():
     images = np.random.default_rng(2).integers(0, 256, (4, 9, 11)).astype(np.uint8)
     ii = integral_image(images)
-    x, y, w, h = np.array([0, 3, 10]), np.array([0, 2, 8]), np.array([11, 4, 1]), np.array([9, 5, 1])
+    x, y = np.array([0, 3, 10]), np.array([0, 2, 8])
+    w, h = np.array([11, 4, 1]), np.array([9, 5, 1])
     sums = rectangle_sums(ii, x, y, w, h)
     assert sums.shape == (4, 3)
     for n in range(4):

@@ -37,8 +37,8 @@ def test_round_trip_gives_identical_decisions(tmp_path, cls):
 def test_haar_features_round_trip(tmp_path, trained):
     model, _ = trained
     rects = [[[0, 0, 2, 3, -1.0], [2, 0, 2, 3, 1.0]]] * model.n_rounds_
-    loaded, document = load_estimator(save_model(tmp_path / "m.json", model, dict(HAAR, rects=rects),
-                                                 detection=DETECTION))
+    loaded, document = load_estimator(save_model(tmp_path / "m.json", model,
+                                                 dict(HAAR, rects=rects), detection=DETECTION))
     assert document["features"]["rects"] == rects
     assert loaded.selection == "loss" and loaded.cost == (1.0, 4.0)
 

@@ -128,11 +128,12 @@ def test_opencv_and_our_scanner_agree_on_the_development_images(model, tmp_path)
     # Measured with the shipped model: 210 boxes each, all to the pixel (its stages cut at
     # the export's own levels; at detect's levels, 214 each, 213 to the pixel, and 211
     # before our scan scored a level's last row and column as OpenCV does; the model
-    # before, faces shifted up to 0.75 px: 205 each, 205 and 203; the 900-round one: 210, 208). With stage thresholds a hair under the
-    # levels instead of 1e-5 of the vote mass, 180 of the 205 to the pixel. Before stages that reject nothing
-    # were left out, 214 and 197 (212, 206 and 89): OpenCV's float32 leaves put a window
-    # whose first stage summed exactly that stage's lowest sum a hair below its threshold,
-    # a first-stage rejection, and its scan then stepped over the next window.
+    # before, faces shifted up to 0.75 px: 205 each, 205 and 203; the 900-round one: 210,
+    # 208). With stage thresholds a hair under the levels instead of 1e-5 of the vote mass,
+    # 180 of the 205 to the pixel. Before stages that reject nothing were left out, 214 and
+    # 197 (212, 206 and 89): OpenCV's float32 leaves put a window whose first stage summed
+    # exactly that stage's lowest sum a hair below its threshold, a first-stage rejection,
+    # and its scan then stepped over the next window.
     assert theirs > 150
     assert matched == theirs
     assert identical >= 0.95 * theirs

@@ -125,7 +125,10 @@ def test_same_seed_gives_an_identical_model_file(small_cbcl, tmp_path):
                            progress=False)
     second = train_detector(plain_config((2, 1), 5, seed=4), data, out=tmp_path / "b.json",
                             progress=False)
-    strip = lambda m: {k: v for k, v in m.document.items() if k not in ("training", "sha256")}
+
+    def strip(m):
+        return {k: v for k, v in m.document.items() if k not in ("training", "sha256")}
+
     assert strip(first.model) == strip(second.model)
     assert first.model.document["training"]["heldout_names"] == \
         second.model.document["training"]["heldout_names"]
@@ -342,7 +345,7 @@ def test_model_without_operating_point_reports_threshold_zero(small_cbcl, tmp_pa
     data = load_cbcl(small_cbcl)
     model = train_detector(plain_config((1, 10), 5, calibration_split=0), data,
                            out=tmp_path / "old.json", progress=False).model
-    assert model.operating_point is None and model.threshold == 0.0
+    assert model.operating_point is None and model.window_threshold == 0.0
     result = run_cli("evaluate", str(tmp_path / "old.json"), "--data", str(small_cbcl))
     assert result.returncode == 0, result.stderr
     assert "no operating point recorded: threshold 0" in result.stdout

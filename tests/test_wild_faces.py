@@ -238,7 +238,8 @@ def test_too_few_faces_missing_columns_and_no_csv_are_one_clear_error(tmp_path):
     folder = write_faces(tmp_path / "few", [f"f{k}.png,s,p,15,20,35,20" for k in range(3)])
     with pytest.raises(FacedetectError, match="3 usable faces.*at least 10"):
         load_wild_faces(folder, warn=lambda line: None)
-    folder = write_faces(tmp_path / "cols", ["f.png,15,20,35"], header="file,leye_x,leye_y,reye_x\n")
+    folder = write_faces(tmp_path / "cols", ["f.png,15,20,35"],
+                         header="file,leye_x,leye_y,reye_x\n")
     with pytest.raises(FacedetectError, match="missing column\\(s\\) reye_y"):
         load_wild_faces(folder)
     (tmp_path / "empty").mkdir()

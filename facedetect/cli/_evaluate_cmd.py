@@ -46,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     report = evaluate(model, data, args.split, args.threshold, args.roc_points)
     folder = find_faces_folder(args.faces)
     if folder is not None:
-        warn = (lambda line: print(f"evaluate-detector: {line}", file=sys.stderr))
+        def warn(line):
+            print(f"evaluate-detector: {line}", file=sys.stderr)
+
         try:
             report["wild_faces"] = evaluate_wild_faces(
                 model, load_wild_faces(folder, warn, progress=True))
@@ -119,7 +121,8 @@ def add_parser(subparsers) -> None:
 
 
 def main(argv=None) -> int:
-    return standalone_main("evaluate-detector", "Evaluate a detector on its held-out CBCL split.", configure, argv)
+    return standalone_main("evaluate-detector", "Evaluate a detector on its held-out CBCL split.",
+                           configure, argv)
 
 
 if __name__ == "__main__":

@@ -186,8 +186,9 @@ def load_cbcl(path: str | Path | None = None, splits=("train",)) -> CBCLData:
     >>> from PIL import Image
     >>> root = Path(tempfile.mkdtemp())
     >>> for name, value in (("face", 200), ("non-face", 30)):
-    ...     (root / "train" / name).mkdir(parents=True)
-    ...     Image.fromarray(np.full((19, 19), value, np.uint8)).save(root / "train" / name / "0.pgm")
+    ...     folder = root / "train" / name
+    ...     folder.mkdir(parents=True)
+    ...     Image.fromarray(np.full((19, 19), value, np.uint8)).save(folder / "0.pgm")
     >>> data = load_cbcl(root)
     >>> data.images.shape, data.labels.tolist(), data.names
     ((2, 19, 19), [1, 0], ['train/face/0.pgm', 'train/non-face/0.pgm'])

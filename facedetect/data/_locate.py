@@ -49,7 +49,8 @@ def _candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[s
 
 
 def _is_cbcl_source(path: Path) -> bool:
-    """A CBCL folder (with ``train/`` or ``test/``), a folder holding the archive, or the archive."""
+    """A CBCL folder (with ``train/`` or ``test/``), a folder holding the archive, or the
+    archive."""
     if path.is_file():
         return True  # an archive; the loader says so if it is not one
     return path.is_dir() and ((path / "train").is_dir() or (path / "test").is_dir()

@@ -59,7 +59,7 @@ def read_vec(path: str | Path, window: tuple[int, int]) -> np.ndarray:
     >>> read_vec(path, (5, 3))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    facedetect.errors.FacedetectError: ...pos.vec: its samples hold 12 pixels, not 5x3 = 15 (-w and ...)
+    facedetect.errors.FacedetectError: ...: its samples hold 12 pixels, not 5x3 = 15 (-w and ...)
     """
     path = Path(path)
     width, height = window

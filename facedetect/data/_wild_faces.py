@@ -147,7 +147,7 @@ def find_faces_folder(explicit: str | os.PathLike | None = None) -> Path | None:
     >>> find_faces_folder(tempfile.mkdtemp()) is None
     Traceback (most recent call last):
         ...
-    facedetect.errors.FacedetectError: ...: no faces.csv in this folder; it needs one row per image with the columns file, leye_x, leye_y, reye_x, reye_y (eye centres in the image's pixels; source and subject optional)
+    facedetect.errors.FacedetectError: ...: no faces.csv in this folder; it needs one row per ...
     """
     for reason, path in _faces_places(explicit):
         if (path / CSV_NAME).is_file():

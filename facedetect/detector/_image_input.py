@@ -43,8 +43,8 @@ def grey_pixels(image, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> np.ndarra
         float in [0, 1] as in scikit-image; float or integer values up to 255 (what
         ``cv2`` and Pillow conversions give) as grey levels, with a warning for floats;
         uint16 (of either byte order) always scaled by 1/257, as a 16-bit file or
-        Pillow's ``I;16`` image of the same pixels is, whatever its largest value. Anything else is refused with a line that says how to
-        convert it.
+        Pillow's ``I;16`` image of the same pixels is, whatever its largest value. Anything
+        else is refused with a line that says how to convert it.
     max_pixels : int or None
         Refuse a file whose header, or an array whose shape, holds more pixels.
 

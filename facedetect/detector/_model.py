@@ -65,7 +65,7 @@ class HaarDetectorModel:
         # the document holds every rectangle and training file name: not for a REPL
         stages = f", stages={len(self.stages)}" if self.stages else ""
         return (f"HaarDetectorModel(window={self.window}, stumps={self.n_stumps}, "
-                f"cost={self.cost}{stages}, threshold={self.threshold:.4g})")
+                f"cost={self.cost}{stages}, window_threshold={self.window_threshold:.4g})")
 
     @functools.cached_property
     def tilted(self) -> np.ndarray:
@@ -183,13 +183,29 @@ class HaarDetectorModel:
         return self.document.get("operating_point")
 
     @property
-    def threshold(self) -> float:
-        """The decision threshold on windows: the operating point's; for a cascade, its last
-        stage's; else the raw 0."""
+    def window_threshold(self) -> float:
+        """The decision threshold on windows (:meth:`predict`, ``evaluate-detector``): the
+        window operating point's; for a cascade, its last stage's; else the raw 0. Not the
+        threshold ``detect`` scans photographs at: that is :attr:`image_threshold`."""
         point = self.operating_point
         if point is not None:
             return float(point["threshold"])
         return self.stages[-1][1] if self.stages else 0.0
+
+    @property
+    def image_threshold(self) -> float:
+        """The threshold ``detect`` scans photographs at by default: the image operating
+        point's (chosen on negative pictures at training), else the window threshold."""
+        return float(self.detection["threshold"])
+
+    @property
+    def threshold(self) -> float:
+        """The old name of :attr:`window_threshold` (warns; goes in the next release)."""
+        import warnings
+        warnings.warn("HaarDetectorModel.threshold is the window threshold: read "
+                      "window_threshold (image_threshold is the one detect scans at); the "
+                      "old name goes in the next release", FutureWarning, stacklevel=2)
+        return self.window_threshold
 
     def predict_proba(self, windows: np.ndarray) -> np.ndarray:
         """P(face) of each window from the stored calibration map.
@@ -389,7 +405,7 @@ class HaarDetectorModel:
         >>> model.predict(np.zeros((2, 24, 24), np.uint8)).tolist()   # flat grey: no face
         [0, 0]
         """
-        threshold = self.threshold if threshold is None else threshold
+        threshold = self.window_threshold if threshold is None else threshold
         return (self.decision_function(windows) > threshold).astype(np.int8)
 
 

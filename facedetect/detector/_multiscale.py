@@ -54,12 +54,12 @@ def params_for(model, **overrides) -> DetectionParams:
     Examples
     --------
     >>> class Plain:  # a model without an image operating point, window threshold 1.5
-    ...     detection, threshold = None, 1.5
+    ...     detection, window_threshold = None, 1.5
     >>> params_for(Plain(), min_neighbors=5)
-    DetectionParams(scale_factor=1.1, step='refine', min_size=19, max_size=None, threshold=1.5, min_neighbors=5, neighbor_margin=0.0, pyramid='area')
+    DetectionParams(scale_factor=1.1, step='refine', min_size=19, ..., min_neighbors=5, ...)
     """
     # an object without a detection section: the defaults from its own window's size
-    settings = {"threshold": float(model.threshold),
+    settings = {"threshold": float(model.window_threshold),
                 "min_size": max(getattr(model, "window", (DetectionParams.min_size,)))}
     if model.detection is not None:
         settings = {name: model.detection[name] for name in SCAN_FIELDS}

@@ -54,7 +54,7 @@ class DetectionParams:
     >>> DetectionParams(scale_factor=1.0).validate()
     Traceback (most recent call last):
         ...
-    facedetect.detector._params.InvalidScanSetting: scale_factor must be a number in [1.01, 10], got 1.0
+    facedetect.detector._params.InvalidScanSetting: scale_factor must be ... in [1.01, 10], got 1.0
     """
 
     # the defaults are a model file's scan at its window operating point (one definition)

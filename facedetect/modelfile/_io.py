@@ -207,7 +207,8 @@ def load_document(path) -> dict:
     Examples
     --------
     >>> import importlib.resources
-    >>> document = load_document(importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> shipped = importlib.resources.files("facedetect") / "models" / "default.json"
+    >>> document = load_document(shipped)
     >>> document["format"], document["version"], document["algorithm"], document["cost"]
     ('facedetect-model', 2, 'db', [1.0, 10.0])
     """
@@ -283,7 +284,8 @@ def save_document(path, document: dict):
     --------
     >>> import importlib.resources, tempfile
     >>> from pathlib import Path
-    >>> document = load_document(importlib.resources.files("facedetect") / "models" / "default.json")
+    >>> shipped = importlib.resources.files("facedetect") / "models" / "default.json"
+    >>> document = load_document(shipped)
     >>> document["training"]["note"] = "copied"
     >>> copy = save_document(Path(tempfile.mkdtemp()) / "copy.json", document)
     >>> load_document(copy)["training"]["note"], load_document(copy)["sha256"] != document["sha256"]

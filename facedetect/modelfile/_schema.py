@@ -88,7 +88,7 @@ def check_document(document, path) -> dict:
     >>> check_document({"format": "facedetect-model", "version": 9}, "m.json")
     Traceback (most recent call last):
         ...
-    facedetect.errors.FacedetectError: m.json: invalid model file: unsupported version '9' (this reads 1, 2)
+    facedetect.errors.FacedetectError: m.json: invalid model file: unsupported version '9' (...)
     """
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         fail(path, "not a facedetect model (format field missing)")

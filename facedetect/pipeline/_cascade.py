@@ -152,7 +152,7 @@ def stage_negatives(cascade, negatives, known: np.ndarray, count: int, seed: int
         found = random_windows(negatives, missing, seed, window, warn=warn,
                                pyramid=CASCADE_PYRAMID)
     else:
-        found = hard_negatives(cascade, negatives, missing, seed, cascade.threshold,
+        found = hard_negatives(cascade, negatives, missing, seed, cascade.window_threshold,
                                progress=progress, warn=warn, pyramid=CASCADE_PYRAMID)
     return np.concatenate([kept, found])
 

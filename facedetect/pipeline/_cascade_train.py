@@ -233,7 +233,8 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
         memory, line = default_memory()
         if progress:
             options.log(line)
-    run = _CascadeRun(config, cascade, samples, negatives, haar_feature_pool(*samples.window, feature_types(config)),
+    run = _CascadeRun(config, cascade, samples, negatives,
+                      haar_feature_pool(*samples.window, feature_types(config)),
                       run_config, checkpoint,
                       FeatureSource(memory, client=options.client, shards=options.shards),
                       progress, options)
@@ -262,7 +263,7 @@ def _grow(run: _CascadeRun, stages: list, records: list):
     warn = run.options.warn or (lambda line: print(line, file=sys.stderr))
     model = run.model(stages, records) if stages else None
     if model is not None:   # resumed: the windows the stages so far accept
-        faces, held, known = (w[model.decision_function(w) > model.threshold]
+        faces, held, known = (w[model.decision_function(w) > model.window_threshold]
                               for w in (faces, held, known))
         if _stop_reason(cascade, records):   # it had stopped after its last stage
             return model, _stop_reason(cascade, records)

@@ -37,9 +37,12 @@ WILD_POSTERIZE = 0.02
 @dataclass(kw_only=True)
 class TrainConfig:
     """What ``train-detector`` learns: the learner, the data split, augmentation, the
-    operating point and bootstrapping. The defaults are the command's recipe (the
-    command reads them from here); ``train-detector --help`` describes each field. How a
-    run reports and saves is :class:`._run.RunOptions`.
+    operating point and bootstrapping. The defaults are the settings the recipes share;
+    the window, framing, feature pool, jitter shift and posterised share left None are
+    filled in for the data a run is given (:func:`resolved_window`), whereas
+    :func:`~facedetect.pipeline._recipes.recipe_config` gives a whole named recipe, every
+    field fixed, as ``train-detector --recipe NAME`` trains it. ``train-detector --help``
+    describes each field. How a run reports and saves is :class:`._run.RunOptions`.
 
     Parameters
     ----------
@@ -273,7 +276,8 @@ def training_windows(images: np.ndarray, labels: np.ndarray, mirror: bool = Fals
     left to right (a face seen in a mirror is still a face, and frontal faces are near
     symmetric, so this doubles the positives at no labelling cost); with ``jitter`` N,
     N slightly turned, scaled and shifted (up to ``max_shift`` pixels) copies of each of
-    those faces follow (:mod:`._augment`). Non-faces are left alone: their count already outnumbers the faces."""
+    those faces follow (:mod:`._augment`). Non-faces are left alone: their count already
+    outnumbers the faces."""
     faces = images[labels == 1]
     if mirror:
         faces = np.concatenate([faces, faces[:, :, ::-1]])

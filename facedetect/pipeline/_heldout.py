@@ -81,7 +81,7 @@ def evaluate(model, data, split: str = "heldout", threshold: float | None = None
     point = model.operating_point
     cost = tuple(point["cost"]) if point else tuple(model.cost)
     if threshold is None:
-        threshold = model.threshold
+        threshold = model.window_threshold
         source = ("operating point" if point else "the cascade's last stage" if model.stages
                   else "raw (no operating point recorded)")
     else:

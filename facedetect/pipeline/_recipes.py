@@ -90,7 +90,28 @@ CASCADE_UNSTATED = ("window", "rounds", "bootstrap_rounds", "framing", "posteriz
 
 def recipe_config(name: str = DEFAULT_RECIPE, **settings) -> TrainConfig:
     """The config of the recipe ``name`` with ``settings`` (``TrainConfig``'s fields) over
-    it, checked.
+    it, checked: what ``train-detector --recipe NAME`` trains, flags as keywords.
+
+    Parameters
+    ----------
+    name : {"faces", "opencv", "cbcl", "object"}
+        The recipe (:data:`RECIPES`; ``faces``, the default, is the shipped model's).
+    **settings
+        ``TrainConfig`` fields over the recipe's, as a ``--config`` file's keys.
+
+    Returns
+    -------
+    TrainConfig
+
+    Raises
+    ------
+    InvalidParameter
+        An unknown recipe or field, or a value the field does not take.
+
+    See Also
+    --------
+    facedetect.train_detector : trains it.
+    read_recipe_file : the same settings from a TOML file.
 
     Examples
     --------

@@ -141,9 +141,10 @@ def _fit_with_checkpoints(run: Run, estimator, store, y, state: RunState):
     if resumed is not None:
         for (f, threshold, polarity), alpha in zip(resumed.stumps, resumed.alphas):
             decision += alpha * _outputs(store, f, threshold, polarity)
-    bar = progress_bar(total=run.config.rounds_at(state.stage), initial=len(resumed.alphas) if resumed else 0,
-               desc=f"{run.stage_name(state.stage)} boosting", unit="round",
-               disable=not run.progress)
+    bar = progress_bar(total=run.config.rounds_at(state.stage),
+                       initial=len(resumed.alphas) if resumed else 0,
+                       desc=f"{run.stage_name(state.stage)} boosting", unit="round",
+                       disable=not run.progress)
     snapshot = {}
 
     def on_round(model, run_state):

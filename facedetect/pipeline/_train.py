@@ -265,8 +265,9 @@ def _new_run(config: TrainConfig, cbcl, negatives, faces, out, progress: bool,
         memory, line = default_memory()
         if progress:
             options.log(line)
-    return Run(config, run_config, haar_feature_pool(*config.window, feature_types(config)), checkpoint,
-               options.checkpoint_every, progress, options.log,
+    pool = haar_feature_pool(*config.window, feature_types(config))
+    return Run(config, run_config, pool, checkpoint, options.checkpoint_every, progress,
+               options.log,
                FeatureSource(memory, config.uses_exact, options.client, options.shards),
                negatives,
                options.warn or (lambda line: print(line, file=sys.stderr)))

@@ -195,8 +195,8 @@ def evaluate_wild_faces(model, faces: WildFaces) -> dict:
     scores = model.decision_function(windows)
     params = params_for(model)
     report = {"faces": len(held), "windows_off_crop": int((~kept).sum()),
-              "window_recall": round(float(np.mean(scores > model.threshold)), 4),
-              "window_threshold": float(model.threshold),
+              "window_recall": round(float(np.mean(scores > model.window_threshold)), 4),
+              "window_threshold": model.window_threshold,
               "image_threshold": float(params.threshold),
               "window_recall_at_image_threshold":
                   round(float(np.mean(scores > params.threshold)), 4)}

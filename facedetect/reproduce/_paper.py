@@ -138,7 +138,8 @@ def run_paper(config: PaperConfig, progress: bool = True) -> dict:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(config.jobs, mp_context=context) as pool:
             futures = [pool.submit(_run_one, name, config, False) for name in config.datasets]
-            done = [f.result() for f in progress_bar(futures, desc="data sets", disable=not progress)]
+            done = [f.result()
+                    for f in progress_bar(futures, desc="data sets", disable=not progress)]
     else:
         done = [_run_one(name, config, progress) for name in config.datasets]
     datasets = [d for d, _, _ in done]

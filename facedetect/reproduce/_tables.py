@@ -158,7 +158,8 @@ def cost_response_table(data, config, grouped) -> Table:
     table = Table(f"{data.name}: the costs' effect, raw threshold against operating point "
                   f"({config.rounds} rounds)",
                   ["method", "verdict", "rho FN", "rho FP", "mean NEC",
-                   "NEC minus db-op: mean", "NEC minus db-op: least (db-op's worst case)"], dataset=data.name)
+                   "NEC minus db-op: mean", "NEC minus db-op: least (db-op's worst case)"],
+                  dataset=data.name)
     methods = [m for m in ("db", "db-op", "adamec") if m in config.methods]
     nec = {m: np.array([mean_final(grouped[(data.name, tuple(c), m)])[3]
                         for c in config.costs]) for m in methods}

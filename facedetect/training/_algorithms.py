@@ -241,7 +241,8 @@ FILE_CLASSES = {cls.algorithm: cls for cls in (AdaBoostDB, CostSensitiveAdaBoost
 ALGORITHMS = {name: Algorithm(FILE_CLASSES[entry.file_name], dict(entry.params),
                               entry.uses_cost, entry.description)
               for name, entry in REGISTRY.items()}
-assert set(FILE_CLASSES) == set(FILE_ALGORITHMS), "facedetect.modelfile._registry and the classes differ"
+assert set(FILE_CLASSES) == set(FILE_ALGORITHMS), (
+    "facedetect.modelfile._registry and the classes differ")
 
 
 def make_algorithm(name: str, n_rounds: int, cost=(1.0, 1.0), **params) -> BoostedStumps:

@@ -84,7 +84,7 @@ def scheduler_address(text: str) -> str:
     >>> scheduler_address("tls://10.0.0.1:8786")
     Traceback (most recent call last):
     ...
-    facedetect.errors.FacedetectError: --scheduler: tls:// addresses are not supported (tls needs certificates, ucx the UCX library, inproc one process): use tcp://HOST:PORT or ws://HOST:PORT
+    facedetect.errors.FacedetectError: --scheduler: tls:// addresses are not supported ...
     """
     scheme, separator, rest = text.strip().partition("://")
     if not separator:

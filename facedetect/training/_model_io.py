@@ -58,8 +58,10 @@ def model_document(model: BoostedStumps, features: dict | None = None,
     --------
     >>> from facedetect.training import AdaBoost
     >>> document = model_document(AdaBoost(1).fit(np.array([[0.0], [1.0]]), [0, 1]))
-    >>> document["format"], document["stumps"]
-    ('facedetect-model', [{'feature': 0, 'threshold': 0.5, 'polarity': 1, 'alpha': 0.5493061443340549}])
+    >>> document["format"]
+    'facedetect-model'
+    >>> document["stumps"]
+    [{'feature': 0, 'threshold': 0.5, 'polarity': 1, 'alpha': 0.5493061443340549}]
     """
     model._check_fitted()
     stumps = [{"feature": int(f), "threshold": float(t), "polarity": int(p), "alpha": float(a)}

@@ -2,11 +2,13 @@
 
 For a candidate with weighted class errors ``(eP, eN)`` the round objective is
 
-    L(alpha) = p ((1-eP) e^{-Cp alpha} + eP e^{Cp alpha}) + q ((1-eN) e^{-Cn alpha} + eN e^{Cn alpha})
+    L(alpha) = p ((1-eP) e^{-Cp alpha} + eP e^{Cp alpha})
+             + q ((1-eN) e^{-Cn alpha} + eN e^{Cn alpha})
 
 with class masses ``p + q = 1``, and its minimiser is the root of the increasing function
 
-    g(alpha) = a (eP e^{Cp alpha} - (1-eP) e^{-Cp alpha}) + b (eN e^{Cn alpha} - (1-eN) e^{-Cn alpha}),
+    g(alpha) = a (eP e^{Cp alpha} - (1-eP) e^{-Cp alpha})
+             + b (eN e^{Cn alpha} - (1-eN) e^{-Cn alpha}),
     a = Cp p / (Cp p + Cn q),  b = 1 - a.
 
 Costs are divided by ``max(Cp, Cn)`` before anything is solved (L is invariant under
