@@ -156,7 +156,8 @@ class TrainConfig:
     # experiments keep the paper's pool.
     tilted: bool | None = None
     # Channel features over the gradient channels beside the Haar features; None: with
-    # faces from the wild (found by benchmarks/channel_probe.py, measured on held-out data:
+    # faces from the wild (found by a probe, notebook-2026-12:benchmarks/channel_probe.py;
+    # measured on held-out data:
     # docs/detector-training.md), not on CBCL alone (the paper's pool) nor for a cascade,
     # which is trained to export to OpenCV.
     channels: bool | None = None
