@@ -6,8 +6,10 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -158,15 +160,54 @@ def test_load_model_by_name_or_path_and_one_model_type(tmp_path):
         facedetect.load_model(tmp_path / "missing.json")
 
 
-def test_the_command_reads_its_defaults_from_the_library():
+def _train_parser():
+    import argparse
+
     from facedetect.cli._main import build_parser
-    from facedetect.cli._train_cmd import config_from
-    from facedetect.pipeline._recipes import recipe_config
-    args = build_parser().parse_args(["train"])
-    # no flag: the default recipe's settings, whose values the library holds
-    assert config_from(args) == recipe_config("faces")
-    assert config_from(build_parser().parse_args(["train", "--recipe", "cbcl"])) == \
-        recipe_config("cbcl")
+    commands = next(action for action in build_parser()._actions
+                    if isinstance(action, argparse._SubParsersAction))
+    return commands.choices["train"]
+
+
+def test_train_without_flags_trains_the_settings_the_shipped_model_records():
+    # The reference: the config the shipped default.json records it was trained with,
+    # which the default recipe trained.
+    from facedetect.cli._recipe_args import config_from
+    parse = _train_parser().parse_args
+    trained = config_from(parse([]))
+    recorded = facedetect.load_model().document["training"]["config"]
+    shared = [name for name in trained.as_dict() if name in recorded]
+    assert len(shared) >= 25
+    assert {name: trained.as_dict()[name] for name in shared} == \
+        {name: recorded[name] for name in shared}
+    newer = set(trained.as_dict()) - set(recorded)   # settings the record predates: off
+    assert not any(trained.as_dict()[name] for name in newer), newer
+    # a flag over the recipe; another recipe, as its description gives it
+    assert config_from(parse(["--rounds", "7"])) == replace(trained, rounds=7)
+    cbcl = config_from(parse(["--recipe", "cbcl"]))
+    assert (cbcl.window, cbcl.framing, cbcl.tilted, cbcl.channels, cbcl.cost) == \
+        ((19, 19), 1.75, False, False, (1.0, 1.0))
+
+
+def test_each_default_train_help_states_is_what_train_without_the_flag_trains():
+    # The value a run takes comes from the recipe, not from the help's constants: read each
+    # "(default VALUE)" of a setting flag and compare it with the config a bare run trains.
+    from facedetect.cli._recipe_args import chosen_recipe, config_from
+    parser = _train_parser()
+    bare = parser.parse_args([])
+    trained = dict(config_from(bare).as_dict(), recipe=chosen_recipe(bare).name)
+    stated = {}
+    for action in parser._actions:
+        said = re.match(r":? ([\w.]+)[;,)]", (action.help or "").partition("(default")[2])
+        if said and action.dest in trained:
+            word = said[1]
+            stated[action.dest] = {"on": True, "off": False}.get(
+                word, float(word) if re.fullmatch(r"[\d.]+", word) else word)
+    assert {"recipe", "rounds", "seed", "holdout", "jitter", "bootstrap_rounds"} <= set(stated)
+    assert stated == {name: trained[name] for name in stated}
+
+
+def test_the_settings_classes_take_keyword_arguments_only():
     from facedetect.pipeline import CascadeConfig, RunOptions
     from facedetect.reproduce import PaperConfig
     from facedetect.reproduce._cbcl_sweep import SweepSettings
@@ -174,9 +215,6 @@ def test_the_command_reads_its_defaults_from_the_library():
                    RunOptions, PaperConfig, SweepSettings):
         with pytest.raises(TypeError):
             config((1, 10))                            # keyword-only fields
-    help_text = subprocess.run([sys.executable, "-m", "facedetect", "train", "--help"],
-                               capture_output=True, text=True).stdout
-    assert f"(default {facedetect.TrainConfig().rounds})" in help_text
 
 
 def test_one_cost_check_for_the_flag_the_config_and_the_estimators():
