@@ -230,7 +230,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--sizes", default="500,2000,cbcl")
     parser.add_argument("--cap", type=float, default=1200.0)
     parser.add_argument("--opencv", default="/tmp/opencv-apps/opencv_traincascade")
+    parser.add_argument("--trainers", default="opencv,ours,recipe,dlib",
+                        help="which of the four to train (default: all)")
     args = parser.parse_args(argv)
+    chosen = set(args.trainers.split(","))
     faces, held_pictures = wild_data(args.faces)
     import os
     negatives_folder = os.environ["FACEDETECT_NEGATIVES"]
@@ -242,17 +245,21 @@ def main(argv=None) -> dict:
         windows = positives(size, faces)
         shape = write_inputs(folder, windows, mining)
         run = {"size": size, "positives": shape, "trainers": {}}
-        if Path(args.opencv).exists():
-            run["trainers"]["opencv_traincascade"] = train_opencv(args.opencv, folder, shape,
-                                                                  args.cap)
-        run["trainers"]["facedetect traincascade"] = train_ours(folder, shape, args.cap)
-        run["trainers"]["recipe object"] = train_recipe(folder, shape, negatives_folder,
-                                                        args.cap)
-        try:
-            import dlib  # noqa: F401   the peers extra
-            run["trainers"]["dlib"] = train_dlib(folder, windows, mining, args.cap)
-        except ImportError:
-            run["trainers"]["dlib"] = {"skipped": "dlib is not installed (peers extra)"}
+        if "opencv" in chosen:
+            run["trainers"]["opencv_traincascade"] = (
+                train_opencv(args.opencv, folder, shape, args.cap) if Path(args.opencv).exists()
+                else {"skipped": f"{args.opencv} is not built (../shared/peers/)"})
+        if "ours" in chosen:
+            run["trainers"]["facedetect traincascade"] = train_ours(folder, shape, args.cap)
+        if "recipe" in chosen:
+            run["trainers"]["recipe object"] = train_recipe(folder, shape, negatives_folder,
+                                                            args.cap)
+        if "dlib" in chosen:
+            try:
+                import dlib  # noqa: F401   the peers extra
+                run["trainers"]["dlib"] = train_dlib(folder, windows, mining, args.cap)
+            except ImportError:
+                run["trainers"]["dlib"] = {"skipped": "dlib is not installed (peers extra)"}
         detectors = detectors_of(run)
         held = heldout_faces(facedetect.load_model("default"), faces)
         run["dev"] = {name: row["mapped"]["tpr_at_fp"]

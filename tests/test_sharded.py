@@ -264,7 +264,8 @@ def cli(*arguments, timeout=120):
 @pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line_within_the_timeout(tmp_path, toy_cbcl_dir):
     start = time.perf_counter()
-    done = cli("--scheduler", "tcp://127.0.0.1:9", "--rounds", "2", "--no-bootstrap",
+    done = cli("--recipe", "cbcl", "--scheduler", "tcp://127.0.0.1:9", "--rounds", "2",
+               "--no-bootstrap",
                "--data", str(toy_cbcl_dir), "--out", str(tmp_path / "m.json"))
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
