@@ -96,12 +96,21 @@ def tutorial_flags(shape: dict) -> list[str]:
             "-precalcIdxBufSize", "1024", "-numThreads", "2"]
 
 
+# --reuse: a trainer whose stats file a run left is not trained again (its outputs are read).
+REUSE = {"on": False}
+
+
 def timed_run(command: list[str], cap: float, folder: Path, name: str) -> dict:
-    """Run ``command`` in ``folder`` under ``cap`` seconds: its wall, CPU, peak memory."""
+    """Run ``command`` in ``folder`` under ``cap`` seconds: its wall, CPU, peak memory
+    (kept in ``NAME.stats.json`` beside its log)."""
+    saved = folder / f"{name}.stats.json"
+    if REUSE["on"] and saved.exists():
+        return json.loads(saved.read_text())
     done = subprocess.run([sys.executable, "-c", STATS, str(cap), f"{name}.log", *command],
                           cwd=folder, capture_output=True, text=True)
     stats = json.loads(done.stdout.strip().splitlines()[-1])
     stats["log"] = str(folder / f"{name}.log")
+    saved.write_text(json.dumps(stats))
     print(name, stats, flush=True)
     return stats
 
@@ -125,11 +134,12 @@ def opencv_stages(log: Path) -> tuple[list[float], list[float]]:
 
 
 def train_opencv(binary: str, folder: Path, shape: dict, cap: float) -> dict:
-    (folder / "opencv").mkdir()
+    (folder / "opencv").mkdir(exist_ok=True)
     stats = timed_run([binary, "-data", "opencv", *tutorial_flags(shape)], cap, folder,
                       "opencv_traincascade")
     done = len(list((folder / "opencv").glob("stage*.xml")))
-    if stats["code"] == "capped" and done:   # OpenCV assembles the stages it finished
+    if stats["code"] == "capped" and done and not (folder / "opencv" / "cascade.xml").exists():
+        # OpenCV assembles the stages it finished
         flags = tutorial_flags(shape)
         flags[flags.index("-numStages") + 1] = str(done)
         subprocess.run([binary, "-data", "opencv", *flags], cwd=folder, capture_output=True)
@@ -186,7 +196,7 @@ def train_dlib(folder: Path, windows: np.ndarray, pictures: list, cap: float) ->
         if min(picture.shape) < 160:
             picture = cv2.resize(picture, (160, 160))
         y, x = (rng.integers(0, s - 159) for s in picture.shape)
-        canvas = np.ascontiguousarray(picture[y:y + 160, x:x + 160])
+        canvas = picture[y:y + 160, x:x + 160].copy()
         canvas[40:120, 40:120] = cv2.resize(window, (80, 80), interpolation=cv2.INTER_LINEAR)
         images.append(canvas)
     np.savez(folder / "dlib_images.npz", images=np.stack(images))
@@ -212,7 +222,7 @@ def dlib_detector(path: str, label: str) -> Detector:
 def detectors_of(run: dict) -> list[Detector]:
     found = []
     for name in ("opencv_traincascade", "facedetect traincascade", "recipe object"):
-        xml = run["trainers"][name].get("xml")
+        xml = run["trainers"].get(name, {}).get("xml")
         if xml and Path(xml).exists() and not cv2.CascadeClassifier(xml).empty():
             found.append(opencv_cascade(xml, f"{run['size']}: {name}"))
     model = run["trainers"].get("dlib", {}).get("model")
@@ -230,6 +240,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--sizes", default="500,2000,cbcl")
     parser.add_argument("--cap", type=float, default=1200.0)
     parser.add_argument("--opencv", default="/tmp/opencv-apps/opencv_traincascade")
+    parser.add_argument("--reuse", metavar="DIR",
+                        help="the work folder of an earlier run: trainers that finished "
+                             "there are not trained again")
     parser.add_argument("--trainers", default="opencv,ours,recipe,dlib",
                         help="which of the four to train (default: all)")
     args = parser.parse_args(argv)
@@ -239,11 +252,13 @@ def main(argv=None) -> dict:
     negatives_folder = os.environ["FACEDETECT_NEGATIVES"]
     mining = NegativeSet.find(negatives_folder).mining
     results = {"machine": machine(), "cap_s": args.cap, "runs": []}
-    work = Path(tempfile.mkdtemp(prefix="trainers-"))
+    REUSE["on"] = bool(args.reuse)
+    work = Path(args.reuse or tempfile.mkdtemp(prefix="trainers-"))
     for size in args.sizes.split(","):
         folder = work / size
         windows = positives(size, faces)
-        shape = write_inputs(folder, windows, mining)
+        shape = (write_inputs(folder, windows, mining) if not (folder / "pos.vec").exists()
+                 else {"w": windows.shape[2], "h": windows.shape[1], "n": len(windows)})
         run = {"size": size, "positives": shape, "trainers": {}}
         if "opencv" in chosen:
             run["trainers"]["opencv_traincascade"] = (
