@@ -72,8 +72,12 @@ def test_a_recipe_file_lies_over_the_recipe_and_a_flag_over_the_file(tmp_path):
     assert config_from(parse("--recipe", "faces")) == recipe_config("faces")
 
 
-def test_no_bootstrap_drops_the_stage_rounds_it_had_no_use_for():
+def test_no_bootstrap_drops_the_stage_rounds_it_had_no_use_for(tmp_path):
     assert config_from(parse("--recipe", "cbcl", "--no-bootstrap")).stage_rounds is None
+    path = tmp_path / "recipe.toml"   # unless the file asks for them
+    path.write_text("stage_rounds = 50\n")
+    assert config_from(parse("--recipe", "cbcl", "--no-bootstrap", "--config",
+                             str(path))).stage_rounds == 50
 
 
 @pytest.mark.parametrize("text, message", [

@@ -72,15 +72,14 @@ def config_from(args: argparse.Namespace, recipe: Recipe | None = None) -> Train
     """The TrainConfig of the run: the recipe's, the ``--config`` file's settings over it,
     then every setting flag given."""
     recipe = recipe or chosen_recipe(args)
-    config = recipe.config
-    if getattr(args, "config", None):
-        config = replace(config, **read_recipe_file(args.config))
+    from_file = read_recipe_file(args.config) if getattr(args, "config", None) else {}
     given = {name: getattr(args, name) for name in SETTING_FIELDS
              if getattr(args, name, None) is not None}
     if "cost" in given:
         given["cost"] = tuple(given["cost"])
-    config = replace(config, **given)
-    if not config.bootstrap_rounds and "stage_rounds" not in given:
+    settings = {**from_file, **given}   # a flag given wins over the file
+    config = replace(recipe.config, **settings)
+    if not config.bootstrap_rounds and "stage_rounds" not in settings:
         config = replace(config, stage_rounds=None)   # no bootstrap stages to shorten
     return config
 
