@@ -1,6 +1,6 @@
 """Boosting speed on the full CBCL Haar pool: DB, DB (loss rule), DBN, CS, scikit-learn.
 
-Run: ``python -m benchmarks.boosting [--rounds 10] [--sklearn-rounds 2]``
+Run: ``python -m benchmarks.boosting [--rounds 10] [--sklearn-rounds 2] [--busy]``
 
 All methods run in this one process on the same feature matrix (the 75% training part of a
 stratified CBCL split: about 5,233 windows x 63,960 features). DB runs on the whole pool.
@@ -8,11 +8,17 @@ The methods that solve every root cannot run a round on the whole pool in reason
 so each runs on an evenly spaced subset of the features and its time and root count are
 scaled to the whole pool (the work is linear in the number of features): this is stated
 in the output next to every scaled figure.
+
+``--busy`` also times DB on the compact features training uses (one byte a window and
+feature, :class:`facedetect.training._binned.BinnedFeatures`), idle and beside a busy-loop
+process holding one core, under this process's ``OMP_WAIT_POLICY`` (training keeps
+OpenMP's default; set the variable to compare policies).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -22,14 +28,28 @@ from facedetect.training._splits import stratified_holdout
 from facedetect.haar import feature_matrix, haar_feature_pool
 from facedetect.training import AdaBoostDB, CostSensitiveAdaBoost
 from facedetect.reproduce._experiment import RuleComparingDB
+from facedetect.training._binned import BinnedFeatures
 from facedetect.training._stumps import presort
 
-from .common import machine, peak_rss_mb, write_results
+from .common import machine, one_core_busy, peak_rss_mb, write_results
 
 
 def per_round(model_factory, X, y, order, rounds):
     model = model_factory(rounds).fit(X, y, order=order)
     return float(np.median(model.round_seconds_)), float(np.mean(model.roots_solved_)), model
+
+
+def compact_per_round(X, y, cost, rounds) -> dict:
+    """DB's median seconds a round on ``X``'s compact features, idle and with one core
+    busy (the idle round compiles first)."""
+    binned = BinnedFeatures.from_values(np.ascontiguousarray(X.T))
+    AdaBoostDB(1, cost).fit_binned(binned, y)
+    idle = float(np.median(AdaBoostDB(rounds, cost).fit_binned(binned, y).round_seconds_))
+    with one_core_busy():
+        busy = float(np.median(AdaBoostDB(rounds, cost).fit_binned(binned, y).round_seconds_))
+    return {"s_per_round_idle": idle, "s_per_round_one_core_busy": busy,
+            "busy_over_idle": busy / idle,
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "unset")}
 
 
 def disagreement(X, y, order, cost, rounds):
@@ -47,6 +67,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--scalar-cs-features", type=int, default=8)
     parser.add_argument("--sklearn-rounds", type=int, default=2)
     parser.add_argument("--disagreement-rounds", type=int, default=10)
+    parser.add_argument("--busy", action="store_true",
+                        help="also DB on compact features, idle and with one core busy")
     args = parser.parse_args(argv)
     cost = tuple(float(c) for c in args.cost.split(","))
 
@@ -112,6 +134,8 @@ def main(argv=None) -> dict:
                                                              args.disagreement_rounds)
     results["root_vs_loss_disagreement"] = disagreements
     results["peak_rss_mb"] = peak_rss_mb()
+    if args.busy:
+        results["db_compact"] = compact_per_round(X, y, cost, args.rounds)
 
     dbn, csv, css = results["dbn"], results["cs_vectorized"], results["cs_scalar"]
     rows = [
@@ -146,6 +170,14 @@ Roots solved by DB per round over {args.rounds} rounds: {db.roots_solved_.tolist
 
 Root rule vs loss rule, fraction of rounds where the two pick different stumps from the
 same weights ({args.disagreement_rounds} rounds of DB training each): {dis}.
+"""
+    if args.busy:
+        compact = results["db_compact"]
+        markdown += f"""
+DB on compact features (median s/round of {args.rounds}, OMP_WAIT_POLICY
+{compact['omp_wait_policy']}): {compact['s_per_round_idle']:.3f} idle,
+{compact['s_per_round_one_core_busy']:.3f} beside a busy-loop process holding one core
+({compact['busy_over_idle']:.2f}x; target at most 1.5x).
 """
     write_results("boosting", results, markdown)
     return results

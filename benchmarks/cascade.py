@@ -8,8 +8,9 @@ Run: ``python -m benchmarks.cascade [--cascade cascade] [--repeat 3]``
   1.1, 3 neighbours). They only measure; nothing is chosen on them.
 - Speed: ``detect`` on scikit-image's 640x480-class photographs with the cascade and with
   the one-stage model, against OpenCV's default cascade, and OpenCV running our exported
-  cascade against OpenCV running its own; medians of repeats after a warm-up. Once on the
-  idle machine, once beside a busy-loop process holding one core.
+  cascade against OpenCV running its own; medians of repeats after a warm-up, the
+  detectors taking turns (:func:`benchmarks.detect_speed.seconds_per_picture`). Once on
+  the idle machine, once beside a busy-loop process holding one core.
 """
 
 from __future__ import annotations
@@ -19,33 +20,19 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 
 import cv2
-import numpy as np
-from PIL import Image
-from skimage import data
 
 from facedetect.detector._api import load_model
 from facedetect.detector._multiscale import detect_faces, params_for, scanner_for
 from facedetect.detector._export import export_opencv
-from facedetect.images import to_grey
 
 from .common import machine, write_results
+from .detect_speed import geometric_ratio, picture_rows, seconds_per_picture
 
-IMAGES = ("astronaut", "coffee", "rocket", "chelsea", "camera")
 OPENCV = ("haarcascade_frontalface_default.xml", "haarcascade_frontalface_alt2.xml")
-
-
-def median_seconds(function, repeat: int) -> float:
-    function()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def dev_images(model: str, dev: Path, baseline: bool) -> dict:
@@ -56,31 +43,21 @@ def dev_images(model: str, dev: Path, baseline: bool) -> dict:
     return json.loads(done.stdout)
 
 
-def speed(cascade_name: str, repeat: int) -> list[dict]:
+def speed(cascade_name: str, repeat: int, busy: bool = False) -> list[dict]:
     """Per image: our detect with each model, OpenCV with its cascade and with ours."""
     models = {"cascade": load_model(cascade_name), "one-stage": load_model(None)}
     exported = Path(tempfile.mkdtemp()) / "cascade.xml"
     export_opencv(models["cascade"], exported, params_for(models["cascade"]).threshold)
-    opencv = {"opencv default": cv2.CascadeClassifier(cv2.data.haarcascades + OPENCV[0]),
-              "opencv running ours": cv2.CascadeClassifier(str(exported))}
-    rows = []
-    for name in IMAGES:
-        grey = to_grey(Image.fromarray(getattr(data, name)()))
-        row = {"image": name, "size": f"{grey.shape[1]}x{grey.shape[0]}"}
-        for label, model in models.items():
-            params = params_for(model)
-            scanner = scanner_for(model, params)
-            row[label] = median_seconds(lambda: detect_faces(grey, model, params, scanner),
-                                        repeat)
-        for label, classifier in opencv.items():
-            row[label] = median_seconds(lambda: classifier.detectMultiScale(
-                grey, 1.1, 3, minSize=(19, 19)), repeat)
-        rows.append(row)
-    return rows
-
-
-def geometric_ratio(rows, ours: str, theirs: str) -> float:
-    return float(np.exp(np.mean([np.log(r[ours] / r[theirs]) for r in rows])))
+    detectors = {}
+    for label, model in models.items():
+        params = params_for(model)
+        scanner = scanner_for(model, params)
+        detectors[label] = partial(detect_faces, model=model, params=params, scanner=scanner)
+    for label, path in (("opencv default", cv2.data.haarcascades + OPENCV[0]),
+                        ("opencv running ours", str(exported))):
+        detectors[label] = partial(cv2.CascadeClassifier(path).detectMultiScale,
+                                   scaleFactor=1.1, minNeighbors=3, minSize=(19, 19))
+    return picture_rows(seconds_per_picture(detectors, repeat, busy))
 
 
 def main(argv=None) -> dict:
@@ -96,12 +73,7 @@ def main(argv=None) -> dict:
     cascade_dev = dev_images(args.cascade, dev, baseline=True)
     one_stage_dev = dev_images("default", dev, baseline=False)
     rows = speed(args.cascade, args.repeat)
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        busy_rows = speed(args.cascade, args.repeat)
-    finally:
-        busy.kill()
-        busy.wait()
+    busy_rows = speed(args.cascade, args.repeat, busy=True)
     stages = load_model(args.cascade).document["training"].get("cascade_stages", [])
     results = {"machine": machine(), "dev": {"cascade": cascade_dev, "one-stage": one_stage_dev},
                "speed": rows, "speed_one_core_busy": busy_rows, "stages": stages,

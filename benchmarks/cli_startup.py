@@ -10,6 +10,7 @@ only when it runs, not when it reads its flags.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import statistics
 import subprocess
@@ -49,7 +50,8 @@ def seconds(command: list[str]) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
-def main() -> dict:
+def main(argv=None) -> dict:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     rows = cases()
     results = {"machine": machine(), "idle": {k: seconds(v) for k, v in rows.items()}}
     with one_core_busy():

@@ -11,6 +11,7 @@ kernel. Target: at most 2 GB.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,8 @@ def _images(folder: Path) -> dict[str, Path]:
     return paths
 
 
-def main() -> dict:
+def main(argv=None) -> dict:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for label, path in _images(Path(folder)).items():

@@ -20,6 +20,7 @@ second costs no model load).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -89,7 +90,8 @@ def first_calls() -> list[float]:
     return [float(v) for v in out.split()]
 
 
-def main() -> dict:
+def main(argv=None) -> dict:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     images = small_images()
     results = {"machine": machine(), "images": N_IMAGES, "size": list(SIZE),
                "idle": rows(images)}

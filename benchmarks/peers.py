@@ -19,12 +19,12 @@ Run (needs the ``peers`` extra, ``pip install -e '.[peers]'``)::
   shipped setting.
 - Held-out face-free pictures: false alarms per megapixel, clean, grainy and posterised.
 - Speed: seconds per megapixel on scikit-image's five photographs (grey), medians of
-  ``--repeat``, as a ratio to OpenCV's default cascade, idle and beside a busy loop.
+  ``--repeat``, as a ratio to OpenCV's default cascade, idle and beside a busy loop
+  (:func:`benchmarks.detect_speed.seconds_per_mpx`).
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +35,8 @@ from facedetect.images import read_grey
 from facedetect.pipeline._wild import crop_recall, heldout_faces
 from facedetect._utils.threads import wait_passively
 
-from .cascade import IMAGES
-from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,
-                     write_results)
+from .common import machine, wild_benchmark_parser, wild_data, write_results
+from .detect_speed import seconds_per_mpx
 from .peer_detectors import Detector, ours, peers
 from .wild_detectors import COMPARED, compared_only, grainy, pooled, posterised
 
@@ -160,29 +159,6 @@ def false_alarms(detectors, pictures) -> dict:
     return results
 
 
-def speed(detectors, repeat: int) -> dict:
-    """Seconds per megapixel (geometric mean over the photographs of the median of
-    ``repeat`` runs) for each detector. The detectors take turns within each repeat, so
-    that a slow spell of a shared machine falls on all of them, not on one's runs."""
-    from PIL import Image
-    from skimage import data
-    from facedetect.images import to_grey
-    per_mpx = {d.name: [] for d in detectors}
-    for image in IMAGES:
-        grey = to_grey(Image.fromarray(getattr(data, image)()))
-        times = {d.name: [] for d in detectors}
-        for detector in detectors:   # warm: first calls compile and fill caches
-            detector.boxes(grey)
-        for _ in range(repeat):
-            for detector in detectors:
-                start = time.perf_counter()
-                detector.boxes(grey)
-                times[detector.name].append(time.perf_counter() - start)
-        for name, seconds in times.items():
-            per_mpx[name].append(float(np.median(seconds)) / (grey.size / 1e6))
-    return {name: float(np.exp(np.mean(np.log(v)))) for name, v in per_mpx.items()}
-
-
 def main(argv=None) -> dict:
     wait_passively()   # as the detect command does
     parser = wild_benchmark_parser(__doc__.splitlines()[0], "peers", 5)
@@ -199,9 +175,9 @@ def main(argv=None) -> dict:
     results["dev"] = development(detectors, Path(args.dev))
     results["crops"] = crops(detectors, held)
     results["false_alarms_per_mpx"] = false_alarms(detectors, held_pictures)
-    results["seconds_per_mpx"] = speed(detectors, args.repeat)
-    with one_core_busy():
-        results["seconds_per_mpx_one_core_busy"] = speed(detectors, args.repeat)
+    timed = {d.name: d.boxes for d in detectors}
+    results["seconds_per_mpx"] = seconds_per_mpx(timed, args.repeat)
+    results["seconds_per_mpx_one_core_busy"] = seconds_per_mpx(timed, args.repeat, busy=True)
     from .peers_report import markdown, plot_curves
     plot_curves(results, args.label)
     write_results(args.label, results, markdown(results, args.label))

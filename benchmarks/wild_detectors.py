@@ -21,12 +21,14 @@ Run: ``python -m benchmarks.wild_detectors --models default,cascade [--label NAM
   fires on such pictures.
 - Development images: ``evaluate-images`` with OpenCV's baseline. They only measure.
 - Speed: ``detect`` on scikit-image's five photographs against OpenCV's default cascade,
-  medians of ``--repeat``, idle and beside a busy-loop process holding one core.
+  medians of ``--repeat`` (:func:`benchmarks.detect_speed.seconds_per_picture`), idle and
+  beside a busy-loop process holding one core.
 """
 
 from __future__ import annotations
 
 import zlib
+from functools import partial
 from pathlib import Path
 
 import cv2
@@ -38,9 +40,9 @@ from facedetect.pipeline._wild import crop_recall, heldout_faces
 from facedetect.detector._multiscale import detect_faces, params_for
 from facedetect._utils.threads import wait_passively
 
-from .cascade import IMAGES, OPENCV, dev_images, geometric_ratio, median_seconds
-from .common import (machine, one_core_busy, wild_benchmark_parser, wild_data,
-                     write_results)
+from .cascade import OPENCV, dev_images
+from .common import machine, wild_benchmark_parser, wild_data, write_results
+from .detect_speed import geometric_ratio, picture_rows, seconds_per_picture
 from .detector_training import heldout_negatives
 
 COMPARED = ("mtfl", "mtfl-sun2013", "caltech-webfaces")
@@ -69,23 +71,15 @@ def opencv_detector(name: str):
     return lambda grey: cascade.detectMultiScale(grey, 1.1, 3, minSize=(19, 19))
 
 
-def speed(models: dict, repeat: int) -> list[dict]:
-    from PIL import Image
-    from skimage import data
-    from facedetect.images import to_grey
+def speed(models: dict, repeat: int, busy: bool = False) -> list[dict]:
+    """Per photograph: each model's detect and OpenCV's default cascade, in seconds."""
     from facedetect.detector._multiscale import scanner_for
-    opencv = opencv_detector(OPENCV[0])
-    rows = []
-    for image in IMAGES:
-        grey = to_grey(Image.fromarray(getattr(data, image)()))
-        row = {"image": image, "opencv default": median_seconds(lambda: opencv(grey), repeat)}
-        for label, model in models.items():
-            params = params_for(model)
-            scanner = scanner_for(model, params)
-            row[label] = median_seconds(lambda: detect_faces(grey, model, params, scanner),
-                                        repeat)
-        rows.append(row)
-    return rows
+    detectors = {"opencv default": opencv_detector(OPENCV[0])}
+    for label, model in models.items():
+        params = params_for(model)
+        detectors[label] = partial(detect_faces, model=model, params=params,
+                                   scanner=scanner_for(model, params))
+    return picture_rows(seconds_per_picture(detectors, repeat, busy))
 
 
 def pooled(recall: dict, sources) -> float:
@@ -140,8 +134,7 @@ def main(argv=None) -> dict:
     for row in baseline.get("opencv", []):
         results["opencv"][row["cascade"]]["dev"] = row
     results["speed"] = speed(models, args.repeat)
-    with one_core_busy():
-        results["speed_one_core_busy"] = speed(models, args.repeat)
+    results["speed_one_core_busy"] = speed(models, args.repeat, busy=True)
     write_results(args.label, results, _markdown(results, names))
     return results
 

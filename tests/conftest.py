@@ -41,6 +41,7 @@ END_TO_END = {
     "paper": "test_paper_cli_small_run_and_bad_input",
     "show": "test_show_draws_features",
     "export-opencv": "test_export_command_writes_a_loadable_cascade",
+    "calibrate": "test_calibrate_records_the_rates_detect_and_opencv_give",
     "data": "test_data_info_on_shared_copy",
     "createsamples": "test_the_tutorial_commands_train_a_cascade_opencv_runs",
     "traincascade": "test_the_tutorial_commands_train_a_cascade_opencv_runs",
@@ -207,23 +208,29 @@ def plain_config(cost=(1.0, 1.0), rounds: int = 200, **fields):
     return TrainConfig(**{**settings, **fields})
 
 
-def shipped_default_digests() -> set[str]:
-    """The SHA-256 fields under which the shipped default model was measured: the file's
-    own, and the previous release's (``tests/models/default_v1.json.gz``, version 1) where
-    that file migrates to this one: the same model, written in the new layout (it
-    migrates to ``haar.json`` since the channel model became the default, so the set is
-    then the file's own digest alone)."""
+def shipped_digests(name: str = "default") -> set[str]:
+    """The SHA-256 fields under which a shipped model was measured: the file's own, and
+    those of its earlier layouts where they migrate to it (the same model, written in the
+    new layout): ``tests/models/NAME_v2.json.gz`` (version 2, before the ``calibration``
+    section) and, for the default, ``default_v1.json.gz`` (version 1; it migrates to the
+    900-round ``haar.json`` of its release, so it adds nothing now)."""
     import gzip
     import json
 
     from facedetect.detector._api import shipped_model_path
     from facedetect.modelfile._io import load_document
     from facedetect.modelfile._schema import check_document
-    shipped = load_document(shipped_model_path())
+    shipped = load_document(shipped_model_path(name))
     digests = {shipped["sha256"]}
-    previous = json.loads(gzip.decompress(
-        (Path(__file__).resolve().parent / "models" / "default_v1.json.gz").read_bytes()))
-    migrated = check_document(previous, "default_v1.json")
-    if migrated == shipped:
-        digests.add(previous["sha256"])
+    for version in (1, 2):
+        path = Path(__file__).resolve().parent / "models" / f"{name}_v{version}.json.gz"
+        if path.is_file():
+            previous = json.loads(gzip.decompress(path.read_bytes()))
+            if check_document(json.loads(json.dumps(previous)), path.name) == shipped:
+                digests.add(previous["sha256"])
     return digests
+
+
+def shipped_default_digests() -> set[str]:
+    """:func:`shipped_digests` of the default model."""
+    return shipped_digests("default")

@@ -17,8 +17,8 @@ from facedetect.detector._multiscale import DetectionParams, detect_faces, param
 from facedetect.errors import DataNotFoundError, FacedetectError
 from facedetect.pipeline._bootstrap import (MiningState, NegativeSet, hard_negatives,
                                            mining_steps)
-from facedetect.pipeline._image_point import (choose_image_threshold, false_alarm_rates,
-                                             scan_pictures)
+from facedetect.detector._calibrate_scan import (choose_image_threshold, false_alarm_rates,
+                                                scan_pictures)
 from facedetect.pipeline._train import TrainConfig, train_detector
 from .conftest import plain_config
 
@@ -181,7 +181,8 @@ def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
     pictures = [np.random.default_rng(i).integers(0, 256, (80, 100), dtype=np.uint8)
                 for i in range(4)]
     base = DetectionParams(threshold=-2.0, scale_factor=1.2, step=1)
-    raw, megapixels = scan_pictures(plain_model, pictures, base)
+    raw, megapixels, floor = scan_pictures(plain_model, pictures, base)
+    assert floor == -np.inf   # every window above the threshold is counted
     assert megapixels == pytest.approx(4 * 8000 / 1e6)
     thresholds = [-2.0, 0.0, 1.0]
     rates = false_alarm_rates(raw, megapixels, thresholds, 3, 0.0)
@@ -191,7 +192,7 @@ def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
         assert rate * megapixels == pytest.approx(count)
     # From the top down to the first rate above the target: the same choice as the whole
     # curve gives, for every target.
-    from facedetect.pipeline._image_point import rates_down_to_target
+    from facedetect.detector._calibrate_scan import rates_down_to_target
     thresholds = np.linspace(-2.0, 3.0, 11)
     whole = false_alarm_rates(raw, megapixels, thresholds, 3, 0.0)
     for target in sorted(set(whole.tolist())) + [-1.0, 1e9]:
@@ -209,7 +210,7 @@ def test_false_alarm_rates_equal_detect_on_each_picture(tmp_path, plain_model):
     [9, 9, 9, 9, 9, 9, 9, 9, 9],                  # none: the last, as chosen
 ])
 def test_the_search_down_finds_what_every_candidate_scanned_finds(rates):
-    from facedetect.pipeline._image_point import search_down
+    from facedetect.detector._calibrate_scan import search_down
     scanned = []
 
     def measure(index):
@@ -226,14 +227,16 @@ def test_the_search_down_finds_what_every_candidate_scanned_finds(rates):
 
 def test_detect_scan_over_the_target_keeps_the_choice_says_so_and_the_models_levels(
         monkeypatch):
-    from facedetect.pipeline import _image_point
+    from facedetect.detector import _calibrate
 
-    def over(model, train_faces, pictures, params, progress=False, warn=None):
-        return model, 9.0   # no training face above: the model's own levels, unchanged
+    def over(model, pictures, params, warn=None):
+        return 9.0
 
-    monkeypatch.setattr(_image_point, "detect_scan_at", over)
+    # no training face above: the model's own levels, unchanged
+    monkeypatch.setattr(_calibrate, "soft_levels_at", lambda model, faces, at: model)
+    monkeypatch.setattr(_calibrate, "detect_rate", over)
     lines = []
-    chosen, fields = _image_point._on_detect_scan(
+    chosen, fields = _calibrate._on_detect_scan(
         "model", np.zeros((1, 2, 2)), [], DetectionParams(), np.arange(3.0), 0.25,
         warn=lines.append)
     assert chosen == 2 and fields == {"false_alarms_per_megapixel": 9.0}
@@ -242,7 +245,7 @@ def test_detect_scan_over_the_target_keeps_the_choice_says_so_and_the_models_lev
 
 
 def test_the_image_point_records_the_rate_detect_gives_there(plain_model, small_cbcl):
-    from facedetect.pipeline._image_point import SOFT_REJECTION_LOSS, image_operating_point
+    from facedetect.detector._calibrate import SOFT_REJECTION_LOSS, image_operating_point
     rng = np.random.default_rng(0)
     pictures = [rng.integers(0, 256, (90, 120), dtype=np.uint8) for _ in range(6)]
     cbcl = load_cbcl(small_cbcl)
@@ -316,7 +319,9 @@ def test_train_detector_cli_bootstraps_by_default(small_cbcl, tmp_path):
     detection = document["detection"]
     rejection = detection["rejection"]
     assert rejection["at_threshold"] == detection["threshold"] and rejection["max_loss"] > 0
-    assert detection["search_scan"]["threshold"] >= detection["threshold"]
+    assert document["calibration"]["image"]["search_scan"]["threshold"] >= \
+        detection["threshold"]
+    assert "search_scan" not in detection   # how it was chosen is the calibration record
     # the OpenCV export's own levels, learnt at its threshold; the summary leaves the
     # per-stump lists out
     opencv = detection["opencv"]

@@ -212,7 +212,6 @@ def test_every_train_flag_accepts_and_refuses_what_its_field_does():
     flags = {action.dest: action.type for action in
              build_parser()._subparsers._group_actions[0].choices["train"]._actions
              if action.type is not None}
-    flags["false_alarm_target"] = flags.pop("false_alarms")
     for table in (FIELD_LIMITS, RUN_LIMITS, CASCADE_LIMITS):
         for name, (kind, low, high, _, _) in table.items():
             # the command's own flag is typed from the same table
@@ -260,13 +259,13 @@ def test_the_best_windows_are_the_top_of_every_window():
 
 def test_a_weak_model_gets_the_image_point_it_can_reach(monkeypatch):
     from facedetect.detector import _multiscale as multiscale
-    from facedetect.pipeline._image_point import image_operating_point
+    from facedetect.detector._calibrate import image_operating_point
     from skimage import data
     monkeypatch.setattr(multiscale, "MAX_WINDOWS", 200)   # as a 3-round model overflows
     model = facedetect.load_model()
     faces = np.random.default_rng(0).integers(0, 256, (50, 24, 24), dtype=np.uint8)
     lines = []
-    point = image_operating_point(model, [data.camera(), data.coins()], faces,
+    point = image_operating_point(model, [data.camera(), data.coins()], faces, 0.25,
                                   warn=lines.append)
     assert any("image operating point is sought from" in line for line in lines)
     assert np.isfinite(point["threshold"])

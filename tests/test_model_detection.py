@@ -42,8 +42,11 @@ def test_the_previous_releases_default_loads_in_the_current_layout(previous_defa
     path = tmp_path / "old.json"
     path.write_text(json.dumps(previous_default))
     old = HaarDetectorModel.load(path)
-    assert old.document["version"] == 2
+    assert old.document["version"] == 3
     assert old.document["sha256"] == digest(old.document)     # sealed anew
+    # how the operating points were chosen left the detection section for calibration
+    assert "search_scan" not in old.detection["opencv"] and "source" not in old.detection
+    assert old.calibration["image"]["source"] == previous_default["detection"]["source"]
     assert old.document["stumps"] == previous_default["stumps"]
     assert old.detection["opencv"]["threshold"] == 8.769209
     # the rejection levels moved from the features to the detection section
@@ -112,3 +115,22 @@ def test_a_malformed_version_1_file_is_one_line(previous_default):
     del document["detection"]
     with pytest.raises(FacedetectError, match="malformed version 1 model"):
         check_document(_v1_sealed(document), "old.json")
+
+
+@pytest.mark.parametrize("name", ["default", "haar"])
+def test_the_version_2_shipped_models_migrate_to_the_shipped_files(name):
+    # Oracle: the files as shipped before the calibration section, read now, are the
+    # shipped files: every stump and scan setting kept, the provenance moved, nothing lost.
+    from facedetect.detector._api import shipped_model_path
+    from facedetect.modelfile._io import load_document
+    from facedetect.modelfile._schema import check_document
+    old = json.loads(gzip.decompress((MODELS / f"{name}_v2.json.gz").read_bytes()))
+    assert old["version"] == 2 and "calibration" not in old
+    migrated = check_document(json.loads(json.dumps(old)), f"{name}_v2.json")
+    assert migrated == load_document(shipped_model_path(name))
+    moved = {**migrated["detection"], **migrated["calibration"]["image"]}
+    opencv = old["detection"].pop("opencv", None)
+    assert {k: v for k, v in moved.items() if k != "opencv"} == old["detection"]
+    if opencv is not None:
+        assert {**migrated["detection"]["opencv"], **migrated["calibration"]["opencv"]} == \
+            opencv

@@ -232,16 +232,16 @@ def test_the_export_stages_at_levels_learnt_at_its_own_threshold(model, photo, t
     # reject at most the budget of the faces accepted at the export's threshold; the
     # export cuts its stages there, and --detect-levels at detect's levels instead.
     from skimage import data
-    from facedetect.pipeline._export_point import opencv_operating_point
-    from facedetect.pipeline._image_point import SOFT_REJECTION_LOSS
+    from facedetect.detector._calibrate_scan import SOFT_REJECTION_LOSS
+    from facedetect.detector._calibrate_opencv import opencv_operating_point
     faces = _accepting_windows(model, photo)
     # face-free photographs enough for a few false alarms at a target of 3 per Mpx
     pictures = [to_grey(Image.fromarray(getattr(data, name)())) for name in
                 ("coffee", "chelsea", "rocket", "camera", "coins", "text", "moon")]
     target = 3.0
     # a search scan from further down, whose levels let through more than the export's
-    from facedetect.pipeline import _export_point
-    monkeypatch.setattr(_export_point, "OPENCV_SEARCH_BELOW", 25.0)
+    from facedetect.detector import _calibrate_opencv
+    monkeypatch.setattr(_calibrate_opencv, "OPENCV_SEARCH_BELOW", 25.0)
     point = opencv_operating_point(model, pictures, target, train_faces=faces)
     rejection, threshold = point["rejection"], point["threshold"]
     assert rejection["at_threshold"] == threshold   # learnt at the threshold it records

@@ -47,5 +47,6 @@ def test_the_slow_marks_are_read_where_they_are_written():
     # the reader above against a hand-made case of each layout it meets
     tests = _tests()
     assert tests["test_every_command_keeps_an_end_to_end_test_in_the_fast_tier"] is False
-    assert tests["test_a_coin_cascade_trains_detects_and_exports"] is True
+    # the mark above another decorator
+    assert tests["test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores"] is True
     assert tests["test_mutated_model_loads_and_works_or_is_refused_cleanly"] is True

@@ -5,9 +5,10 @@ By default OpenMP's idle threads spin. Beside a process that holds a core, the s
 thread takes the time the working one needs: ``detect`` ran 1.8x slower with one core busy,
 and 1.05x with passive waiting. Boosting on an idle machine is the other way round: passive
 waiting made a round 1.5x slower, as its threads sleep and wake between the many short
-parallel regions of a round (``python -m benchmarks.under_load``). So the policy is chosen
-per command, before the OpenMP runtime loads (it reads the setting once): ``detect`` and
-``evaluate-images`` wait passively, training keeps OpenMP's default. A user's own
+parallel regions of a round (``python -m benchmarks.boosting --busy``). So the policy is
+chosen per command, before the OpenMP runtime loads (it reads the setting once):
+``detect`` and ``evaluate-images`` wait passively, training keeps OpenMP's default. A
+user's own
 ``OMP_WAIT_POLICY`` wins.
 """
 

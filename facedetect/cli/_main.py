@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .._version import __version__
+from . import _calibrate_cmd as calibrate_cmd
 from . import _data_cmd as data_cmd
 from . import _detect_cmd as detect_cmd
 from . import _evaluate_cmd as evaluate_cmd
@@ -19,7 +20,7 @@ from . import _train_cmd as train_cmd
 from ._common import OneLineErrorParser, run_safely
 
 COMMAND_MODULES = [train_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd, sweep_cmd,
-                   paper_cmd, show_cmd, export_cmd, data_cmd, opencv_cmd]
+                   paper_cmd, show_cmd, export_cmd, calibrate_cmd, data_cmd, opencv_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,8 +17,7 @@ from ..modelfile._registry import ALGORITHMS as REGISTRY
 from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMING,
                                WILD_JITTER_SHIFT, WILD_POSTERIZE, WILD_WINDOW, TrainConfig,
                                check_config)
-from ..pipeline._settings import (MEMORY_BOUNDS_GB, RUN_LIMITS, TARGET_FALSE_ALARMS_PER_MPX,
-                                 RunOptions)
+from ..pipeline._settings import MEMORY_BOUNDS_GB, RUN_LIMITS, RunOptions
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from ._recipe_args import chosen_recipe, config_from, expert_flag_lines
 from ._common import (bounded_int, field_type, check_not_run_file, check_writable,
@@ -177,11 +176,13 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        metavar="T",
                        help="harvest the windows scoring above T (default 0, the windows "
                             "the model accepts; below 0 near misses join them)")
-    group.add_argument("--false-alarms", type=field_type("false_alarm_target", RUN_LIMITS),
-                       default=TARGET_FALSE_ALARMS_PER_MPX, metavar="RATE",
+    group.add_argument("--target-false-alarms-per-megapixel", "--false-alarms",
+                       dest="target_false_alarms_per_megapixel",
+                       type=field_type("target_false_alarms_per_megapixel"), metavar="RATE",
                        help="image operating point: the false alarms per megapixel allowed "
                             "on the calibration part of the negative pictures (default "
-                            f"{TARGET_FALSE_ALARMS_PER_MPX:g})")
+                            f"{RECIPE.target_false_alarms_per_megapixel:g}; facedetect "
+                            "calibrate sets it again on a trained model)")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -243,7 +244,6 @@ def run(args: argparse.Namespace) -> int:
 
     options = RunOptions(checkpoint_every=args.checkpoint_every,
                          memory=None if args.memory is None else memory_bytes(args.memory),
-                         false_alarm_target=args.false_alarms,
                          log=log, warn=warn)
     options.check()
     if args.faces and args.no_wild_faces:
@@ -395,6 +395,7 @@ def _report(args, out, config: TrainConfig, result) -> None:
                "heldout_windows": len(result.model.document["training"]["heldout_names"]),
                "operating_point": result.model.operating_point,
                "detection": _image_point(result.model),
+               "calibration": result.model.calibration,
                "seconds": round(result.seconds, 1),
                "feature_seconds": round(result.feature_seconds, 1),
                "phases": result.phases, "scratch_bytes": int(result.scratch_bytes),
@@ -410,11 +411,12 @@ def _report(args, out, config: TrainConfig, result) -> None:
         print(describe_operating_point(result.model.operating_point))
         if result.model.image_point is not None:
             detection = result.model.image_point
+            chosen = result.model.calibration.get("image", {})
             print(f"image operating point (what detect uses): threshold "
                   f"{detection['threshold']:.4g}, min_neighbors "
                   f"{detection['min_neighbors']}, "
-                  f"{detection['false_alarms_per_megapixel']:.3g} false alarms per "
-                  f"megapixel on {detection['source']}")
+                  f"{chosen.get('false_alarms_per_megapixel', float('nan')):.3g} false "
+                  f"alarms per megapixel on {chosen.get('source', 'calibration pictures')}")
         elif config.bootstrap_rounds:
             print("no image operating point: the negative pictures were too few to set "
                   "some apart for calibration (or none were given); detect will scan at "

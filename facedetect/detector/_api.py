@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import FacedetectError
 from ..images import DEFAULT_MAX_PIXELS
 from ._image_input import InvalidImage, checked_max_pixels, grey_pixels
-from ._multiscale import (DetectionParams, Detections, detect_faces, params_for, scanner_for)
+from ._multiscale import (DetectionParams, Detections, detect_faces, params_for, scan_best,
+                          scanner_for)
 from ._params import check_setting_names
 from ._model import HaarDetectorModel
 from ._scan import LevelScanner
@@ -251,6 +252,41 @@ class Detector:
         source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
         return find_faces(grey_pixels(image, self.max_pixels), self.model, params, scanner,
                           source)
+
+    def raw_windows(self, image, limit: int | None = None, **overrides):
+        """The windows :meth:`detect` groups, before grouping: every window scoring above
+        the scan threshold, at most the ``limit`` best (default: as many as ``detect``
+        takes).
+
+        Parameters
+        ----------
+        image : path, PIL.Image.Image or array
+            See :func:`grey_pixels`; an image smaller than the window has no window.
+        limit : int, optional
+            Windows kept at most.
+        **overrides
+            Scan settings for this call only.
+
+        Returns
+        -------
+        rects : (n, 4) int64 array
+            ``(x, y, w, h)`` of each window in image pixels.
+        scores : (n,) float array
+        floor : float
+            The score at or below which windows were dropped for ``limit`` (``-inf``:
+            none): above it, every window is there.
+
+        Examples
+        --------
+        >>> from skimage import data
+        >>> detector = Detector("default")
+        >>> rects, scores, floor = detector.raw_windows(data.astronaut())
+        >>> len(rects) > len(detector.detect(data.astronaut())), floor
+        (True, -inf)
+        """
+        params, scanner = self.settings(**overrides)
+        grey = np.ascontiguousarray(grey_pixels(image, self.max_pixels), dtype=np.uint8)
+        return scan_best(grey, scanner, params, limit)
 
 
 # Prepared detectors of model files, by path, inode, size and times: a second

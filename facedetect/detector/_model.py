@@ -169,9 +169,16 @@ class HaarDetectorModel:
         return self.document["detection"]
 
     @property
+    def calibration(self) -> dict:
+        """How the operating points for pictures were chosen (the model file's
+        ``calibration`` section, :mod:`facedetect.modelfile._calibration`): ``image`` and
+        ``opencv`` records, empty where none was chosen. Provenance: no scan reads it."""
+        return self.document.get("calibration") or {}
+
+    @property
     def image_point(self) -> dict | None:
         """The detection section where its threshold and grouping were chosen on negative
-        pictures at training (:mod:`facedetect.pipeline._image_point`), else None (it scans
+        pictures at training (:mod:`facedetect.detector._calibrate`), else None (it scans
         at the window operating point)."""
         detection = self.document["detection"]
         return detection if detection["applies_to"] == "images" else None

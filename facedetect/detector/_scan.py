@@ -164,7 +164,7 @@ def _corner_offsets(geometry, stride: int, block_size: int = 0) -> np.ndarray:
 # costs a thread wake-up (tens of microseconds, and far more when another process holds a
 # core), so work under PARALLEL_MIN_WINDOWS windows runs on the calling thread: a 640x480
 # photograph scans as fast serially, and does not slow down 2x beside a busy process
-# (benchmarks/under_load.py).
+# (python -m benchmarks.detect_speed --wait-policies).
 PARALLEL_MIN_WINDOWS = 150_000
 
 

@@ -210,7 +210,7 @@ def load_document(path) -> dict:
     >>> shipped = importlib.resources.files("facedetect") / "models" / "default.json"
     >>> document = load_document(shipped)
     >>> document["format"], document["version"], document["algorithm"], document["cost"]
-    ('facedetect-model', 2, 'db', [1.0, 10.0])
+    ('facedetect-model', 3, 'db', [1.0, 10.0])
     """
     from pathlib import Path
     path = Path(path)

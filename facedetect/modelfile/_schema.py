@@ -9,19 +9,21 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ._calibration import check_calibration, migrate_to_3
 from ._detection import check_detection, migrate
 from ._fields import MAX_ALPHA, MAX_STUMPS, MAX_THRESHOLD, fail, is_finite, is_int, is_list
 from ._registry import FILE_ALGORITHMS
 
 FORMAT = "facedetect-model"
-VERSION = 2
-# Version 1 files (the detection fields spread over three sections) are migrated on read
-# (facedetect.modelfile._detection).
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+# Older files are migrated on read: version 1 (the detection fields spread over three
+# sections, facedetect.modelfile._detection) and version 2 (how the operating points were
+# chosen kept in the detection section, facedetect.modelfile._calibration).
+READABLE_VERSIONS = (1, 2, 3)
 ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.modelfile._registry
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
-             "sha256"}
+             "calibration", "sha256"}
 
 CBCL_WINDOW = 19
 # The calibration maps an operating point may store (training.operating_point fits them).
@@ -118,16 +120,19 @@ def check_document(document, path) -> dict:
     _check_features(path, features, stumps, (detection or {}).get("window"))
     _check_training(path, document.get("training", {}))
     _check_operating_point(path, document.get("operating_point"))
+    check_calibration(path, document.get("calibration"))
     return document
 
 
 def _migrated(document: dict, path) -> dict:
-    """A version 1 document as this version reads it, sealed anew."""
-    try:
-        document = migrate(document)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-        fail(path, "a malformed version 1 model (its window, framing, stages or operating "
-                   "point)")
+    """An older document as this version reads it, sealed anew."""
+    if document["version"] == 1:
+        try:
+            document = migrate(document)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            fail(path, "a malformed version 1 model (its window, framing, stages or "
+                       "operating point)")
+    document = migrate_to_3(document)
     document["sha256"] = digest(document)
     return document
 

@@ -3,7 +3,8 @@
 The document (:mod:`facedetect.modelfile._io`) is the one form of a model. Here the estimator's
 stumps get their Haar rectangles and the training record, the window operating point comes
 from the calibration windows, learnt rejection from the training faces, and the image
-operating point from the calibration negative pictures (:mod:`._image_point`).
+operating point from the calibration negative pictures
+(:mod:`facedetect.detector._calibrate`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..detector._calibrate import calibrate
 from ..detector._model import HaarDetectorModel
 from ..modelfile._detection import detection_section
 from ..modelfile._schema import WILD_CALIBRATION
@@ -21,8 +23,6 @@ from ..training._boosting import BoostedStumps
 from ..training._model_io import model_document
 from ..training._operating_point import choose_operating_point
 from ._config import THRESHOLD_RULES, TrainConfig
-from ._export_point import opencv_operating_point
-from ._image_point import image_operating_point
 
 
 class Split(NamedTuple):
@@ -128,26 +128,19 @@ def assemble_model(run, estimator, state, cbcl, split: Split, base,
 def with_image_point(run, model, state, held_faces, target, train_faces=None):
     """``model`` with its image operating point from the calibration pictures and the
     held-out faces, and with soft rejection learnt from ``train_faces`` where given
-    (:mod:`._image_point`)."""
-    point_start = time.perf_counter()
+    (:func:`facedetect.detector._calibrate.calibrate`, as ``facedetect calibrate``)."""
     try:
         with terminate_as_interrupt():
-            detection = image_operating_point(model, run.negatives.calibration, held_faces,
-                                              target, progress=run.progress, warn=run.warn,
-                                              train_faces=train_faces)
-            model = model.with_detection(detection)   # with soft rejection set at it
-            if (train_faces is not None and len(train_faces)
-                    and not (model.channels >= 0).any()):   # OpenCV holds Haar features only
-                # The staged export's threshold for OpenCV's own scan (export-opencv).
-                opencv = opencv_operating_point(model, run.negatives.calibration, target,
-                                                run.progress, run.warn, train_faces)
-                model = model.with_detection({"opencv": opencv})
+            # the staged export's point (export-opencv) where the faces set its levels
+            model = calibrate(model, run.negatives.calibration, target, faces=held_faces,
+                              train_faces=train_faces,
+                              opencv=train_faces is not None and len(train_faces) > 0,
+                              progress=run.progress, warn=run.warn)
     except KeyboardInterrupt:
         raise run.interrupted(state, "while choosing the image operating point") from None
-    model = model.with_detection({"seconds": round(time.perf_counter() - point_start, 2)})
-    detection = model.detection
+    chosen = model.calibration["image"]
     if run.progress:
-        run.log(f"image operating point: threshold {detection['threshold']:.3g}, "
-                f"{detection['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "
-                f"{detection['source']}")
+        run.log(f"image operating point: threshold {model.detection['threshold']:.3g}, "
+                f"{chosen['false_alarms_per_megapixel']:.3g} false alarms/Mpx on "
+                f"{chosen['source']}")
     return model

@@ -13,14 +13,8 @@ from ..errors import InvalidParameter
 from ..limits import check_limited
 
 __all__ = ["CASCADE_LIMITS", "CascadeConfig", "DEFAULT_MEMORY_GB", "RUN_LIMITS", "RunOptions",
-           "default_memory",
-           "TARGET_FALSE_ALARMS_PER_MPX"]
+           "default_memory"]
 
-# On the held-out fifth of the shared negatives (scale 1.1, 3 neighbours) OpenCV's
-# haarcascade_frontalface_default.xml raises 1.22 false alarms per Mpx and
-# haarcascade_frontalface_alt2.xml 0.465; issue 35 asks for at most 0.25, and the recipe
-# aims at that on its calibration pictures (0.45, below alt2, until 2026-11-29).
-TARGET_FALSE_ALARMS_PER_MPX = 0.25
 # Memory for the training features unless told (--memory): this share of what the machine
 # has available when the run starts, within these GiB, or the fallback where that cannot
 # be read. The recipe's compact features (244,028 x 40,715 windows, 9.3 GiB) then stay in
@@ -41,7 +35,6 @@ SEARCHED_COSTS = ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0))
 # flags (cli/common.field_type) read them. (kind, low, high, ends, None allowed)
 RUN_LIMITS = {
     "checkpoint_every": ("int", 1, 10 ** 6, "[]", False),
-    "false_alarm_target": ("float", 0.0, 1e6, "(]", False),
 }
 CASCADE_LIMITS = {
     "stages": ("int", 1, 100, "[]", False),
@@ -87,9 +80,7 @@ class RunOptions:
     ``checkpoint_every`` rounds, while mining, and when the run is interrupted.
     ``memory`` (bytes, default :func:`default_memory`: half of the memory available at
     the start) bounds the feature storage; compact features beyond it spill to a
-    temporary file. The image operating
-    point allows ``false_alarm_target`` false alarms per megapixel on the calibration
-    negative pictures. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
+    temporary file. ``log`` takes progress lines, ``warn`` warnings (default: stderr). With a
     ``client``, the features are computed and searched on its workers
     (:class:`._storage.FeatureSource`), to the same model.
 
@@ -101,8 +92,6 @@ class RunOptions:
         Rounds between checkpoints.
     memory : int, optional
         Bytes of feature storage before spilling.
-    false_alarm_target : float
-        False alarms per megapixel the image operating point allows.
     log, warn : callable
         Take progress lines and warnings.
     client : dask.distributed.Client, optional
@@ -126,7 +115,6 @@ class RunOptions:
     checkpoint: Path | None = None
     checkpoint_every: int = 10
     memory: int | None = None
-    false_alarm_target: float = TARGET_FALSE_ALARMS_PER_MPX
     log: object = print
     warn: object = None
     client: object = None        # a dask.distributed.Client: features sharded on its workers

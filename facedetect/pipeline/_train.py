@@ -3,7 +3,7 @@
 A run is a sequence of stages (:mod:`._run`): compute the features of the windows so far
 (:mod:`._storage`), boost, mine hard negatives (:mod:`._bootstrap`), repeat; then the model is
 assembled (:mod:`._assemble`): the window operating point, learnt rejection and the image
-operating point (:mod:`._image_point`). Every stage can be interrupted and resumed
+operating point (:mod:`facedetect.detector._calibrate`). Every stage can be interrupted and resumed
 (:mod:`._checkpoint`). The settings and the data split are in :mod:`._config`.
 """
 
@@ -154,7 +154,7 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     bound the image operating point. With ``config.bootstrap_rounds`` K > 0, the model is
     trained K + 1 times: after each training, up to ``bootstrap_limit`` windows it accepts
     on the negatives are added as hard negatives. The calibration pictures of a NegativeSet
-    then choose the image operating point (:mod:`._image_point`).
+    then choose the image operating point (:mod:`facedetect.detector._calibrate`).
 
     Examples
     --------
@@ -202,7 +202,7 @@ def train_detector(config: TrainConfig | TrainPlan | None = None, data=None, *, 
     if negatives is not None and negatives.calibration and config.bootstrap_rounds:
         with run.phases.timed("image operating point"):
             model = with_image_point(run, model, state, held_faces,
-                                     options.false_alarm_target,
+                                     config.target_false_alarms_per_megapixel,
                                      train_faces=base[0][base[1] == 1])
     seconds = run.seconds()
     record = {"seconds": round(seconds, 2), "phases": run.phases.records,

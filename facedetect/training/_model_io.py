@@ -2,7 +2,7 @@
 
 The file is plain data (never code, never pickle)::
 
-    {"format": "facedetect-model", "version": 2,
+    {"format": "facedetect-model", "version": 3,
      "algorithm": "db", "selection": "root", "search": "conditional", "cost": [1, 10],
      "classes": [0, 1], "n_features": 63960,
      "stumps": [{"feature": 123, "threshold": 0.25, "polarity": 1, "alpha": 0.8}, ...],
@@ -18,11 +18,13 @@ The file is plain data (never code, never pickle)::
      "detection": {"window": [19, 19], "framing": 1.75, "box_scale": 2.0, "box_shift": 0.1,
                    "threshold": 1.7, "min_neighbors": 3, "scale_factor": 1.1, ...,
                    "applies_to": "windows" | "images", "rejection": {...}, "stages": [...]},
+     "calibration": {"image": {"target_false_alarms_per_megapixel": 0.25, ...}},
      "sha256": "<hash of everything above>"}
 
 A model of Haar features always has its ``detection`` section: everything the detector
-reads besides the stumps' rectangles (:mod:`facedetect.modelfile._detection`); version 1 files
-are migrated on read.
+reads besides the stumps' rectangles (:mod:`facedetect.modelfile._detection`); how its
+operating points for pictures were chosen is ``calibration``
+(:mod:`facedetect.modelfile._calibration`). Version 1 and 2 files are migrated on read.
 ``operating_point`` is optional: a model written before it existed (or trained with
 ``--calibration-split 0``) decides at the raw threshold 0, and says so.
 

@@ -1,5 +1,5 @@
-"""The lever curves' reading: recall at equal false alarms, hand-computed, and the
-command's lists of numbers refused in one line when they are not finite."""
+"""The lever comparison's reading: recall at equal false alarms, hand-computed, its tables,
+and the command's lists of numbers refused in one line when they are not finite."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from benchmarks.lever_curves import _levels, _numbers, _table, recall_at
+from benchmarks.levers import _curve_table, _levels, _numbers, main, recall_at
 
 ROWS = {"alarms": [0.3, 0.1], "recall": [0.95, 0.9], "posterised_recall": [0.84, 0.8]}
 
@@ -17,7 +17,7 @@ def test_recall_is_read_off_the_curve_at_equal_false_alarms():
     assert recall_at(ROWS, 0.2) == pytest.approx(0.925)
     assert recall_at(ROWS, 0.2, "posterised_recall") == pytest.approx(0.82)
     assert recall_at(ROWS, 0.05) is None and recall_at(ROWS, 0.35) is None
-    assert _table({"m": ROWS}, (0.2, 0.5), "posterised_recall")[2] == "| m | 0.820 | - |"
+    assert _curve_table({"m": ROWS}, (0.2, 0.5), "posterised_recall")[2] == "| m | 0.820 | - |"
 
 
 def test_offsets_and_levels_are_finite_sorted_numbers():
@@ -28,3 +28,9 @@ def test_offsets_and_levels_are_finite_sorted_numbers():
     assert _levels("0.2,0.1") == (0.1, 0.2)
     with pytest.raises(argparse.ArgumentTypeError, match="from 0"):
         _levels("-0.1,0.2")
+
+
+def test_the_curve_flags_need_curves(capsys):
+    with pytest.raises(SystemExit):
+        main(["a.json", "--posterised", "--offsets", "0,1"])
+    assert "--offsets, --posterised needs --curves" in capsys.readouterr().err
