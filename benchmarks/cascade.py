@@ -25,9 +25,9 @@ from pathlib import Path
 
 import cv2
 
-from facedetect.detector._api import load_model
-from facedetect.detector._multiscale import detect_faces, params_for, scanner_for
-from facedetect.detector._export import export_opencv
+from facedetect.detector import load_model
+from facedetect.detector import detect_faces, params_for, scanner_for
+from facedetect.detector import export_opencv
 
 from .common import machine, write_results
 from .detect_speed import geometric_ratio, picture_rows, seconds_per_picture

@@ -30,8 +30,8 @@ from PIL import Image
 from scipy import ndimage
 from skimage import data, filters, measure
 
-from facedetect.detector._image_evaluation import iou_matrix
-from facedetect.pipeline._bootstrap import skimage_negatives
+from facedetect.detector import iou_matrix
+from facedetect.pipeline import skimage_negatives
 
 from .common import machine, write_results
 

@@ -58,8 +58,8 @@ def wild_data(faces: str | None):
     """``(faces read, held-out negative pictures)``, or exit saying what to set."""
     import os
 
-    from facedetect.data._negatives import find_negatives, negative_files, split_negatives
-    from facedetect.data._wild_faces import find_faces_folder, load_wild_faces
+    from facedetect.data import find_negatives, negative_files, split_negatives
+    from facedetect.data import find_faces_folder, load_wild_faces
     folder = find_faces_folder(faces)
     negatives = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))
     if folder is None or negatives is None:

@@ -104,7 +104,7 @@ def geometric_ratio(rows: list[dict], ours: str, theirs: str) -> float:
 
 def _detector(model, params, scanner):
     """``detect(grey)``: the model's scan at ``params``."""
-    from facedetect.detector._multiscale import detect_faces
+    from facedetect.detector import detect_faces
     return lambda grey: detect_faces(grey, model, params, scanner)
 
 
@@ -135,8 +135,8 @@ def scans(args) -> dict:
     import cv2
     import numba
 
-    from facedetect.detector._api import load_model
-    from facedetect.detector._multiscale import DetectionParams, params_for, scanner_for
+    from facedetect.detector import load_model
+    from facedetect.detector import DetectionParams, params_for, scanner_for
     model = load_model(args.models[0])
     size = (args.min_size, args.min_size)
     cascade = cv2.CascadeClassifier(cv2.data.haarcascades + OPENCV_CASCADE)
@@ -220,8 +220,8 @@ def one_process(model: str, parallel_min: str, busy: str, repeat: str) -> dict:
     import numba
 
     from facedetect.detector import _scan as scan
-    from facedetect.detector._api import load_model
-    from facedetect.detector._multiscale import params_for, scanner_for
+    from facedetect.detector import load_model
+    from facedetect.detector import params_for, scanner_for
     if parallel_min != "default":
         scan.PARALLEL_MIN_WINDOWS = int(parallel_min)
     detector = load_model(model)

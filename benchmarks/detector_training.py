@@ -21,11 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-from facedetect.data._negatives import find_negatives, negative_files, split_negatives
-from facedetect.detector._multiscale import detect_faces, params_for
+from facedetect.data import find_negatives, negative_files, split_negatives
+from facedetect.detector import detect_faces, params_for
 from facedetect.modelfile._detection import without_stump_lists
 from facedetect.images import read_grey
-from facedetect.detector._model import HaarDetectorModel
+from facedetect.detector import HaarDetectorModel
 
 from .common import machine, write_results
 

@@ -59,7 +59,7 @@ def per_image_ms(call, images) -> float:
 
 def rows(images) -> dict:
     import facedetect
-    from facedetect.detector._api import shipped_model_path
+    from facedetect.detector import shipped_model_path
     path = shipped_model_path("default")
     detector = facedetect.Detector()
     cascade = cv2.CascadeClassifier(cv2.data.haarcascades +

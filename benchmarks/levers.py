@@ -45,8 +45,8 @@ def opencv_forms(path: str) -> dict:
     with its stages cut at the export's own levels and at ``detect``'s, set to scan as
     OpenCV does at the exported threshold."""
     import facedetect
-    from facedetect.detector._staging import exported_form
-    from facedetect.detector._calibrate_opencv import OPENCV_MIN_NEIGHBORS, OPENCV_SCALE_FACTOR
+    from facedetect.detector import exported_form
+    from facedetect.detector import OPENCV_MIN_NEIGHBORS, OPENCV_SCALE_FACTOR
     # detectMultiScale's defaults, as the export's operating point assumes them
     scan = {"step": "auto", "pyramid": "linear", "min_neighbors": OPENCV_MIN_NEIGHBORS,
             "neighbor_margin": 0.0, "scale_factor": OPENCV_SCALE_FACTOR}
@@ -64,9 +64,9 @@ def curve(path: str, held, pictures, model=None, posterised: bool = False,
     ``path``) over ``offsets``; with ``posterised`` also ``posterised_recall``, the crops
     posterised."""
     import facedetect
-    from facedetect.detector._multiscale import detect_faces, params_for
+    from facedetect.detector import detect_faces, params_for
     from facedetect.images import read_grey
-    from facedetect.pipeline._wild import crop_recall
+    from facedetect.pipeline import crop_recall
 
     from .wild_detectors import COMPARED, pooled
     from .wild_detectors import posterised as posterise
@@ -240,7 +240,7 @@ def main(argv=None) -> dict:
     args.label = args.label or ("lever_curves" if args.curves else "levers")
     wait_passively()   # as the detect command does
     import facedetect
-    from facedetect.pipeline._wild import heldout_faces
+    from facedetect.pipeline import heldout_faces
     faces, pictures = wild_data(None)
     held = heldout_faces(facedetect.load_model(args.models[0]), faces)
     measure = at_equal_false_alarms if args.curves else at_operating_points

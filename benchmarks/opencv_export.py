@@ -32,10 +32,10 @@ import cv2
 import numpy as np
 
 import facedetect
-from facedetect.detector._staging import exported_form, with_export_levels
-from facedetect.detector._multiscale import box_mapping, window_to_box
-from facedetect.detector._export import export_opencv
-from facedetect.detector._image_evaluation import (evaluation_images, inside_boxes, match,
+from facedetect.detector import exported_form, with_export_levels
+from facedetect.detector import box_mapping, window_to_box
+from facedetect.detector import export_opencv
+from facedetect.detector import (evaluation_images, inside_boxes, match,
                                                   read_annotations)
 from facedetect.images import read_grey
 
@@ -106,7 +106,7 @@ def stumps_per_window(model, threshold: float, pictures: int = 30) -> dict:
     :mod:`facedetect.detector._staging` (a stage re-evaluates its prefix)."""
     import os
 
-    from facedetect.data._negatives import find_negatives, negative_files, split_negatives
+    from facedetect.data import find_negatives, negative_files, split_negatives
     from facedetect.detector._scan import reject_levels
     from facedetect.detector._staging import stage_cuts
     folder = find_negatives(os.environ.get("FACEDETECT_NEGATIVES"))

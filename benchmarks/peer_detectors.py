@@ -180,7 +180,7 @@ def ours(name: str) -> Detector:
     The scan is redone at each threshold, since a refined scan and the grouping both
     depend on it: each point is exactly what ``detect --threshold T`` prints."""
     import facedetect
-    from facedetect.detector._multiscale import detect_faces, params_for, scanner_for
+    from facedetect.detector import detect_faces, params_for, scanner_for
     model = facedetect.load_model(name)
     shipped = params_for(model)
     scanner = scanner_for(model, shipped)

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from facedetect.detector._image_evaluation import (evaluation_images, inside_boxes,
+from facedetect.detector import (evaluation_images, inside_boxes,
                                                   iou_matrix, match, read_annotations)
 from facedetect.images import read_grey
-from facedetect.pipeline._wild import crop_recall, heldout_faces
+from facedetect.pipeline import crop_recall, heldout_faces
 from facedetect._utils.threads import wait_passively
 
 from .common import machine, wild_benchmark_parser, wild_data, write_results

@@ -63,8 +63,8 @@ def positives(size: str, faces, seed: int = 0) -> np.ndarray:
         from facedetect.data import load_cbcl
         cbcl = load_cbcl()
         return cbcl.images[cbcl.labels == 1]
-    from facedetect.data._face_windows import eye_line_for, face_windows
-    from facedetect.data._wild_faces import heldout_mask
+    from facedetect.data import eye_line_for, face_windows
+    from facedetect.data import heldout_mask
     training = faces.subset(~heldout_mask(faces.groups))
     windows, _ = face_windows(training, (24, 24), framing=2.2, eye_line=eye_line_for(2.2))
     pick = np.random.default_rng(seed).choice(len(windows), int(size), replace=False)
@@ -232,8 +232,8 @@ def detectors_of(run: dict) -> list[Detector]:
 
 
 def main(argv=None) -> dict:
-    from facedetect.pipeline._bootstrap import NegativeSet
-    from facedetect.pipeline._wild import heldout_faces
+    from facedetect.pipeline import NegativeSet
+    from facedetect.pipeline import heldout_faces
     import facedetect
     from .peers import crops, development, false_alarms
     parser = wild_benchmark_parser(__doc__.splitlines()[0], "trainers", 1)

@@ -56,7 +56,7 @@ def train_once(flags: list[str], busy: bool, folder: Path) -> dict:
 
 def _same_stumps(model: Path) -> bool:
     """Whether the model trained has the shipped default's stumps, value for value."""
-    from facedetect.detector._api import shipped_model_path
+    from facedetect.detector import shipped_model_path
     stumps = [json.loads(Path(path).read_text())["stumps"]
               for path in (model, shipped_model_path("default"))]
     return stumps[0] == stumps[1]

@@ -47,8 +47,8 @@ def train(cost: str, out: Path) -> float:
 def held_out_negative_windows(window) -> np.ndarray:
     """Random windows of the held-out fifth of the negative pictures: never mined, never
     calibrated on."""
-    from facedetect.data._negatives import find_negatives, negative_files, split_negatives
-    from facedetect.pipeline._bootstrap import random_windows
+    from facedetect.data import find_negatives, negative_files, split_negatives
+    from facedetect.pipeline import random_windows
     held = split_negatives(negative_files(find_negatives(None)))[1]
     return random_windows(held, HELD_OUT_WINDOWS, seed=0, window=tuple(window),
                           warn=lambda line: None)
@@ -59,10 +59,10 @@ def errors(path: Path) -> dict:
     at the model's window operating point and at the raw threshold 0."""
     import facedetect
     from facedetect.data import load_cbcl
-    from facedetect.data._cbcl import framed_windows
-    from facedetect.data._face_windows import eye_line_for, face_windows
-    from facedetect.data._wild_faces import find_faces_folder, load_wild_faces
-    from facedetect.pipeline._wild import heldout_faces
+    from facedetect.data import framed_windows
+    from facedetect.data import eye_line_for, face_windows
+    from facedetect.data import find_faces_folder, load_wild_faces
+    from facedetect.pipeline import heldout_faces
     model = facedetect.load_model(path)
     framing = model.framing
     faces = load_wild_faces(find_faces_folder(None), warn=lambda line: None)

@@ -34,10 +34,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from facedetect.detector._api import load_model
-from facedetect.pipeline._augment import posterize_window
-from facedetect.pipeline._wild import crop_recall, heldout_faces
-from facedetect.detector._multiscale import detect_faces, params_for
+from facedetect.detector import load_model
+from facedetect.pipeline import posterize_window
+from facedetect.pipeline import crop_recall, heldout_faces
+from facedetect.detector import detect_faces, params_for
 from facedetect._utils.threads import wait_passively
 
 from .cascade import OPENCV, dev_images
@@ -73,7 +73,7 @@ def opencv_detector(name: str):
 
 def speed(models: dict, repeat: int, busy: bool = False) -> list[dict]:
     """Per photograph: each model's detect and OpenCV's default cascade, in seconds."""
-    from facedetect.detector._multiscale import scanner_for
+    from facedetect.detector import scanner_for
     detectors = {"opencv default": opencv_detector(OPENCV[0])}
     for label, model in models.items():
         params = params_for(model)

@@ -223,9 +223,32 @@ def framed_windows(images: np.ndarray, labels: np.ndarray, window: tuple[int, in
     """CBCL's windows as ``window`` (width, height) windows ``framing`` eye distances wide.
 
     A face is scaled about its window's centre (which a looser framing keeps, as
-    :func:`facedetect.data._wild_faces.eye_line_for` does), the border beyond its crop
+    :func:`~facedetect.data._face_windows.eye_line_for` does), the border beyond its crop
     reflected as for the jittered copies; a non-face is resized. CBCL's own window and
     framing give the windows unchanged.
+
+    Parameters
+    ----------
+    images : (n, h, w) uint8 array
+        CBCL windows, ``FRAMING`` eye distances wide (:attr:`CBCLData.images`).
+    labels : (n,) int array
+        1 for a face, any other value for a non-face (:attr:`CBCLData.labels`).
+    window : (int, int)
+        ``(width, height)`` of the windows returned, in pixels.
+    framing : float
+        The returned window's width in eye distances (default ``FRAMING``, CBCL's).
+
+    Returns
+    -------
+    (n, height, width) array
+        The windows, of the images' dtype. ``images`` itself when ``window`` is the
+        images' size and ``framing`` is ``FRAMING``.
+
+    See Also
+    --------
+    load_cbcl : reads the windows and labels.
+    eye_line_for : the eye line of a window with the same centre and another framing.
+    face_windows : windows cut from faces with eye positions, in the same framing.
 
     Examples
     --------

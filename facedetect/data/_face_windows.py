@@ -38,6 +38,25 @@ def eye_line_for(framing: float) -> float:
     """The eye line (below the window's top, a fraction of its side) of a window
     ``framing`` eye distances wide whose centre sits where CBCL's does.
 
+    The window's centre stays ``CENTRE_BELOW_EYES`` eye distances below the eye midpoint,
+    so the eye line is ``0.5 - CENTRE_BELOW_EYES / framing``. CBCL's own framing
+    (``FRAMING``, 1.75) gives CBCL's eye line (``EYE_LINE``, 0.28).
+
+    Parameters
+    ----------
+    framing : float
+        The window's side in eye distances.
+
+    Returns
+    -------
+    float
+        The eye line's distance below the window's top, as a fraction of the window's side.
+
+    See Also
+    --------
+    face_windows : cuts windows with this eye line (its ``eye_line`` argument).
+    framed_windows : reframes CBCL's windows about the same centre.
+
     Examples
     --------
     >>> round(eye_line_for(FRAMING), 6) == EYE_LINE, round(eye_line_for(2.2), 3)
@@ -77,22 +96,48 @@ def window_transform(eyes, window: tuple[int, int], jitter=(0.0, 1.0, 0.0, 0.0),
     return np.column_stack([linear, target - linear @ middle])
 
 
-def face_windows(faces: WildFaces, window: tuple[int, int], jitter=None, mirror=None,
-                 framing: float = FRAMING, eye_line: float = EYE_LINE):
+def face_windows(faces: WildFaces, window: tuple[int, int],
+                 jitter: np.ndarray | None = None, mirror: np.ndarray | None = None,
+                 framing: float = FRAMING, eye_line: float = EYE_LINE
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """One window per face, cut from its eyes (:func:`window_transform`).
+
+    Each face is turned so that its eyes are level, scaled so that the window is
+    ``framing`` eye distances wide, and placed with its eye midpoint centred across and
+    ``eye_line`` of the window's height below its top. Where one window pixel spans more
+    than 1.5 crop pixels, the crop is area-averaged down first. The border beyond a crop
+    is filled by reflection.
 
     Parameters
     ----------
     faces : WildFaces
-    window : (width, height) of the windows
-    jitter : (n, 4) array of ``(angle, scale, dx, dy)`` per face, or None for none
-    mirror : (n,) bool array, flip those windows left to right, or None for none
+        The crops and their eye positions (:func:`load_wild_faces`).
+    window : (int, int)
+        ``(width, height)`` of the windows, in pixels.
+    jitter : (n, 4) float array, optional
+        ``(angle in degrees, scale, dx, dy in window pixels)`` per face: the face is turned
+        and scaled about its eye midpoint, then shifted. None (the default) is no jitter.
+    mirror : (n,) bool array, optional
+        True for the windows flipped left to right. None (the default) flips none.
+    framing : float
+        The window's width in eye distances (default ``FRAMING``, CBCL's).
+    eye_line : float
+        The eye line below the window's top, a fraction of its side (default
+        ``EYE_LINE``, CBCL's); :func:`eye_line_for` gives it for another framing.
 
     Returns
     -------
-    windows : (m, height, width) uint8 array, the faces whose window stays on its crop
-    kept : (n,) bool array, False for a face whose window leaves its crop by more than
-        ``OUTSIDE_TOLERANCE`` of the window's side (skipped)
+    windows : (m, height, width) uint8 array
+        The windows of the faces kept, in the faces' order.
+    kept : (n,) bool array
+        False for a face whose window reaches past its crop by more than
+        ``OUTSIDE_TOLERANCE`` of the window's side (skipped).
+
+    See Also
+    --------
+    eye_line_for : the eye line that keeps CBCL's window centre for another framing.
+    load_wild_faces : reads the faces.
+    framed_windows : CBCL's windows in another window size and framing.
 
     Examples
     --------

@@ -36,10 +36,42 @@ def _negative_places(explicit: str | os.PathLike | None = None) -> list[tuple[st
 def find_negatives(explicit: str | os.PathLike | None = None) -> Path | None:
     """The negatives folder, or None when no place has one (the caller falls back).
 
+    The places are tried in order: ``explicit`` (``--negatives``),
+    ``$FACEDETECT_NEGATIVES``, ``./data/negatives`` and the user cache. The first that is
+    a folder is returned, or its ``images/`` sub-folder where it has one.
+
+    Parameters
+    ----------
+    explicit : path, optional
+        ``--negatives``; else the other places are tried.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The folder of face-free pictures, or None when no place is a folder.
+
     Raises
     ------
     DataNotFoundError
         When ``--negatives`` or ``$FACEDETECT_NEGATIVES`` names a place that is not a folder.
+
+    See Also
+    --------
+    negative_files : the pictures in the folder it finds.
+    find_cbcl : the same search for the CBCL data.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "images").mkdir()
+    >>> find_negatives(root) == root / "images"
+    True
+    >>> try:
+    ...     find_negatives("no-such-folder")
+    ... except DataNotFoundError as error:
+    ...     print(error)
+    --negatives no-such-folder: no such folder of face-free pictures
     """
     for reason, path in _negative_places(explicit):
         if path.is_dir():
@@ -49,8 +81,41 @@ def find_negatives(explicit: str | os.PathLike | None = None) -> Path | None:
     return None
 
 
-def negative_files(folder: Path) -> list[Path]:
-    """The picture files of a folder (by suffix), in name order."""
+def negative_files(folder: str | os.PathLike) -> list[Path]:
+    """The picture files of a folder (by suffix), in name order.
+
+    A file counts as a picture when its suffix, in any case, is one of
+    ``IMAGE_SUFFIXES``. Sub-folders are not searched.
+
+    Parameters
+    ----------
+    folder : path
+        The negatives folder (:func:`find_negatives`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The picture files, sorted.
+
+    Raises
+    ------
+    FacedetectError
+        When the folder cannot be listed.
+
+    See Also
+    --------
+    find_negatives : where the folder is.
+    split_negatives : the training part and the held-out fifth of the files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for name in ("b.JPG", "a.png", "notes.txt"):
+    ...     _ = (folder / name).write_bytes(b"")
+    >>> [path.name for path in negative_files(folder)]
+    ['a.png', 'b.JPG']
+    """
     try:
         return sorted(p for p in Path(folder).iterdir()
                       if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
@@ -77,7 +142,38 @@ def _name_hash(path: Path) -> int:
 
 def split_negatives(files: list[Path]) -> tuple[list[Path], list[Path]]:
     """``(training part, held-out fifth)``: the held-out fifth measures false alarms and
-    is never trained or calibrated on."""
+    is never trained or calibrated on.
+
+    A picture is held out when a hash of its file name falls in one part in
+    ``HELD_OUT_SHARE`` (:func:`is_held_out`). The folder does not matter, and adding or
+    removing pictures never moves another between the parts.
+
+    Parameters
+    ----------
+    files : list of pathlib.Path
+        The pictures (:func:`negative_files`).
+
+    Returns
+    -------
+    training : list of pathlib.Path
+        The pictures not held out, in their given order.
+    held : list of pathlib.Path
+        The held-out pictures, in their given order.
+
+    See Also
+    --------
+    split_training_negatives : the training part into its mining and calibration parts.
+    negative_files : the pictures of a folder.
+
+    Examples
+    --------
+    >>> files = [Path(f"neg-{k:04d}.jpg") for k in range(1000)]
+    >>> training, held = split_negatives(files)
+    >>> len(training), len(held)
+    (811, 189)
+    >>> [path.name for path in held[:3]]
+    ['neg-0000.jpg', 'neg-0004.jpg', 'neg-0008.jpg']
+    """
     held = [p for p in files if is_held_out(p)]
     return [p for p in files if not is_held_out(p)], held
 
@@ -85,6 +181,25 @@ def split_negatives(files: list[Path]) -> tuple[list[Path], list[Path]]:
 def split_training_negatives(files: list[Path]) -> tuple[list[Path], list[Path]]:
     """``(mining part, calibration part)`` of the training part: one picture in
     ``CALIBRATION_SHARE`` (by its name alone) chooses the operating points.
+
+    The choice uses the same hash of the file name as :func:`split_negatives`, so it
+    does not move when pictures are added or removed.
+
+    Parameters
+    ----------
+    files : list of pathlib.Path
+        The training part (the first list :func:`split_negatives` returns).
+
+    Returns
+    -------
+    mining : list of pathlib.Path
+        The pictures mined for hard negatives, in their given order.
+    calibration : list of pathlib.Path
+        The pictures that set the operating points, in their given order.
+
+    See Also
+    --------
+    split_negatives : the training part and the held-out fifth.
 
     Examples
     --------

@@ -385,6 +385,23 @@ def heldout_mask(groups: list[str], fraction: float = HELDOUT_FRACTION) -> np.nd
     where known), chosen by a salted hash of the group's name, so the same person is on
     one side only and the split does not move when rows are added or removed.
 
+    Parameters
+    ----------
+    groups : list of str
+        The group of each face (:attr:`WildFaces.groups`).
+    fraction : float
+        The share of the groups held out (default ``HELDOUT_FRACTION``, 0.1).
+
+    Returns
+    -------
+    (n,) bool array
+        True for the faces held out.
+
+    See Also
+    --------
+    load_wild_faces : reads the faces and their groups.
+    calibration_mask : the next part of the groups, which calibrates.
+
     Examples
     --------
     >>> mask = heldout_mask([f"person{k}" for k in range(10000)])

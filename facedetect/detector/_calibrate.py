@@ -28,8 +28,11 @@ lowest candidate), so the threshold goes down the candidates, each measured by
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +40,9 @@ from ._calibrate_scan import (N_CANDIDATES, SOFT_REJECTION_LOSS, choose_image_th
                               detect_rate, ignore, measured_curve, rates_down_to_target,
                               scan_pictures, search_down, soft_levels_at)
 from ._multiscale import DetectionParams
+
+if TYPE_CHECKING:
+    from ._model import HaarDetectorModel
 
 __all__ = ["FACE_QUANTILE", "SOFT_REJECTION_LOSS", "calibrate", "image_operating_point"]
 
@@ -54,9 +60,11 @@ CALIBRATION_PYRAMID = "area"
 FACE_QUANTILE = 0.05
 
 
-def image_operating_point(model, pictures, faces: np.ndarray | None, target: float, *,
+def image_operating_point(model: HaarDetectorModel,
+                          pictures: Sequence[str | os.PathLike | np.ndarray],
+                          faces: np.ndarray | None, target: float, *,
                           train_faces: np.ndarray | None = None, progress: bool = False,
-                          warn=None) -> dict:
+                          warn: Callable[[str], None] | None = None) -> dict:
     """The image operating point of ``model``: the ``detection`` fields ``detect`` scans
     with, and how they were chosen (see the module docstring).
 
@@ -75,6 +83,12 @@ def image_operating_point(model, pictures, faces: np.ndarray | None, target: flo
     train_faces : (n, h, w) uint8 array, optional
         The faces the model was trained on: soft rejection is learnt from them at each
         candidate ``detect`` scan measures; without them the model's own levels stay.
+    progress : bool
+        Show a progress bar over the pictures.
+    warn : callable, optional
+        Called with one line for each warning: a picture that cannot be read (and is
+        skipped), a model that raises too many windows, a target no threshold meets.
+        Default: the lines are dropped.
 
     Returns
     -------
@@ -82,6 +96,12 @@ def image_operating_point(model, pictures, faces: np.ndarray | None, target: flo
         ``threshold``, the grouping and pyramid, ``false_alarms_per_megapixel`` as
         ``detect`` gives it there, ``rejection`` (with ``train_faces``), and the record of
         the choice (target, source, curve, ``search_scan``).
+
+    See Also
+    --------
+    calibrate : the model with this point (and its OpenCV export's).
+    opencv_operating_point : the same choice for the OpenCV export.
+    Detector.raw_windows : the scan it counts windows with.
 
     Examples
     --------
@@ -165,9 +185,11 @@ def _on_detect_scan(model, train_faces: np.ndarray, pictures, base: DetectionPar
     return chosen, fields
 
 
-def calibrate(model, pictures, target: float, *, faces: np.ndarray | None = None,
+def calibrate(model: HaarDetectorModel, pictures: Sequence[str | os.PathLike | np.ndarray],
+              target: float, *, faces: np.ndarray | None = None,
               train_faces: np.ndarray | None = None, opencv: bool | None = None,
-              progress: bool = False, warn=None):
+              progress: bool = False, warn: Callable[[str], None] | None = None
+              ) -> HaarDetectorModel:
     """``model`` with its image operating point (:func:`image_operating_point`) and, for
     a one-stage model of Haar features, its OpenCV export's
     (:func:`._calibrate_opencv.opencv_operating_point`), both chosen on the face-free
@@ -178,20 +200,40 @@ def calibrate(model, pictures, target: float, *, faces: np.ndarray | None = None
     ----------
     model : HaarDetectorModel
     pictures : sequence of paths or grey arrays
+        Face-free calibration pictures, never trained on.
     target : float
+        False alarms per megapixel allowed.
     faces, train_faces : (n, h, w) uint8 arrays, optional
         See :func:`image_operating_point`.
     opencv : bool, optional
-        Choose the export's point too (default: where OpenCV can run the model).
+        Choose the export's point too (default: where OpenCV can run the model). It is
+        never chosen for a cascade or a model with channel features.
     progress : bool
+        Show progress bars over the pictures.
     warn : callable, optional
+        Called with one line for each warning (see :func:`image_operating_point`).
 
     Returns
     -------
     HaarDetectorModel
         The scan's fields in ``detection`` (and ``detection.opencv``), how they were
         chosen in ``calibration.image`` (and ``calibration.opencv``), with the seconds
-        taken.
+        taken (``calibration.image.seconds``, for both).
+
+    See Also
+    --------
+    image_operating_point : the point ``detect`` scans with.
+    opencv_operating_point : the OpenCV export's.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> from skimage import data
+    >>> model = calibrate(facedetect.load_model("haar"), [data.camera(), data.coins()], 5.0)
+    >>> model.detection["applies_to"], model.detection["opencv"]["min_neighbors"]
+    ('images', 3)
+    >>> sorted(model.calibration), model.calibration["image"]["target_false_alarms_per_megapixel"]
+    (['image', 'opencv'], 5.0)
     """
     from ..modelfile._calibration import split_provenance
     from ._calibrate_opencv import opencv_operating_point

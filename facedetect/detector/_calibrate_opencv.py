@@ -6,8 +6,11 @@ at each candidate."""
 
 from __future__ import annotations
 
+import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +18,9 @@ from ._calibrate_scan import (N_CANDIDATES, calibration_pictures_read,
                               choose_image_threshold, rates_down_to_target, scan_pictures,
                               search_down, soft_levels_at)
 from ._multiscale import DetectionParams
+
+if TYPE_CHECKING:
+    from ._model import HaarDetectorModel
 
 __all__ = ["opencv_operating_point", "opencv_rate"]
 
@@ -47,9 +53,10 @@ def opencv_rate(staged, threshold: float, pictures, warn=None) -> float:
     return found / max(megapixels, 1e-12)
 
 
-def opencv_operating_point(model, pictures, target: float, *,
-                           train_faces: np.ndarray | None = None, progress: bool = False,
-                           warn=None) -> dict:
+def opencv_operating_point(model: HaarDetectorModel,
+                           pictures: Sequence[str | os.PathLike | np.ndarray], target: float,
+                           *, train_faces: np.ndarray | None = None, progress: bool = False,
+                           warn: Callable[[str], None] | None = None) -> dict:
     """The last-stage threshold of the staged OpenCV export, chosen as the image operating
     point is, for ``cv2.CascadeClassifier.detectMultiScale`` at its defaults: the lowest
     threshold whose false alarms per megapixel on the calibration ``pictures`` are at most
@@ -66,6 +73,43 @@ def opencv_operating_point(model, pictures, target: float, *,
     the point's ``rejection``; the search scan learns them at its lowest candidate, where
     they are more permissive, so its choice errs high and is kept as ``search_scan``.
     Without faces the stages are cut at ``detect``'s levels.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        A one-stage, variance-normalised model of Haar features with an image operating
+        point (``detection.threshold``): the search starts ``OPENCV_SEARCH_BELOW`` under
+        that threshold.
+    pictures : sequence of paths or grey arrays
+        Face-free calibration pictures, never trained on.
+    target : float
+        False alarms per megapixel allowed.
+    train_faces : (n, h, w) uint8 array, optional
+        The faces the model was trained on, for the soft-rejection levels.
+    progress : bool
+        Show a progress bar over the pictures of the search scan.
+    warn : callable, optional
+        Called with one line for each warning: a picture that cannot be read (and is
+        skipped), a target the export does not meet. Default: the lines are dropped.
+
+    Returns
+    -------
+    dict
+        ``threshold``, ``min_neighbors`` and ``scale_factor`` (``detectMultiScale``'s
+        defaults), ``cuts``, the target and the ``false_alarms_per_megapixel`` OpenCV
+        raises at the threshold, ``search_scan`` (its choice), and ``rejection`` (with
+        ``train_faces``).
+
+    Raises
+    ------
+    FacedetectError
+        A cascade, or a model OpenCV cannot run (:func:`cascade_xml`).
+
+    See Also
+    --------
+    image_operating_point : the point ``detect`` scans with.
+    calibrate : the model with both points.
+    exported_form : the export this point is for.
 
     Examples
     --------

@@ -11,11 +11,14 @@ a model's detection section may carry its own (:func:`box_mapping`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..modelfile._detection import BOX_SCALE, BOX_SHIFT
+
+if TYPE_CHECKING:
+    from ._model import HaarDetectorModel
 
 
 @dataclass
@@ -103,9 +106,36 @@ class Face(NamedTuple):
     neighbors: int
 
 
-def box_mapping(model) -> tuple[float, float]:
+def box_mapping(model: HaarDetectorModel) -> tuple[float, float]:
     """``(scale, shift)`` from a model's windows to its object boxes (its detection
-    section's: see :func:`facedetect.modelfile._detection.framing_box`)."""
+    section's: see :func:`facedetect.modelfile._detection.framing_box`).
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        Or any object: where it has no ``detection`` section, or the section no
+        ``box_scale`` or ``box_shift``, ``BOX_SCALE`` or ``BOX_SHIFT`` stands in.
+
+    Returns
+    -------
+    scale : float
+        The box's side over the window's.
+    shift : float
+        How far the box's centre lies below the window's, in window heights.
+
+    See Also
+    --------
+    window_to_box : the mapping applied to windows.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> scale, shift = box_mapping(facedetect.load_model("default"))
+    >>> scale == facedetect.load_model("default").detection["box_scale"]
+    True
+    >>> box_mapping(None) == (BOX_SCALE, BOX_SHIFT)   # no detection section
+    True
+    """
     detection = getattr(model, "detection", None) or {}
     return (float(detection.get("box_scale", BOX_SCALE)),
             float(detection.get("box_shift", BOX_SHIFT)))
@@ -114,6 +144,25 @@ def box_mapping(model) -> tuple[float, float]:
 def window_to_box(windows: np.ndarray, scale: float = BOX_SCALE,
                   shift: float = BOX_SHIFT) -> np.ndarray:
     """Face boxes ``(x, y, w, h)`` for detector windows ``(x, y, w, h)``.
+
+    Parameters
+    ----------
+    windows : (n, 4) array_like
+        Detector windows ``x, y, w, h`` in image pixels.
+    scale : float
+        The box's side over the window's (a model's own: :func:`box_mapping`).
+    shift : float
+        How far the box's centre lies below the window's, in window heights.
+
+    Returns
+    -------
+    (n, 4) float64 array
+        The boxes, each centred ``shift`` window heights below its window's centre.
+
+    See Also
+    --------
+    box_mapping : a model's ``scale`` and ``shift``.
+    Detections : where ``detect`` returns the boxes.
 
     Examples
     --------

@@ -14,10 +14,17 @@ four-rectangle checkerboard ``TR + BL - TL - BR`` is written as three rectangles
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._utils.atomic import atomic_write_text
 from ..errors import FacedetectError
+
+if TYPE_CHECKING:
+    from ._model import HaarDetectorModel
 
 
 FLOAT32_LIMIT = 1e37   # below float32's largest, 3.4e38, with room for nextafter
@@ -90,9 +97,41 @@ def _stage_xml(model, start: int, stop: int, threshold: float) -> str:
             f"{chr(10).join(nodes)}</weakClassifiers></_>")
 
 
-def cascade_xml(model, stage_threshold: float = 0.0) -> str:
+def cascade_xml(model: HaarDetectorModel, stage_threshold: float = 0.0) -> str:
     """The cascade as OpenCV's XML text. The (last) stage accepts when the sum of its
-    leaves is above ``stage_threshold``; a cascade's earlier stages keep their own."""
+    leaves is above ``stage_threshold``; a cascade's earlier stages keep their own.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        A variance-normalised model of Haar features: one stage, or a cascade (such as
+        :func:`exported_form` stages).
+    stage_threshold : float
+        The threshold of the last (or only) stage.
+
+    Returns
+    -------
+    str
+        The XML document that ``cv2.CascadeClassifier`` reads.
+
+    Raises
+    ------
+    FacedetectError
+        A model that is not variance-normalised, has channel features, or has a feature
+        of more than three rectangles other than the four-rectangle checkerboard.
+
+    See Also
+    --------
+    export_opencv : writes it to a file.
+    exported_form : the model and threshold to write.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> text = cascade_xml(facedetect.load_model("haar"), 14.0)
+    >>> text.splitlines()[0], "<stageNum>1</stageNum>" in text
+    ('<?xml version="1.0"?>', True)
+    """
     width, height = model.window
     if not model.normalize:
         raise FacedetectError("only variance-normalised models can be exported to OpenCV")
@@ -141,10 +180,36 @@ def cascade_xml(model, stage_threshold: float = 0.0) -> str:
 """
 
 
-def export_opencv(model, path, stage_threshold: float = 0.0):
+def export_opencv(model: HaarDetectorModel, path: str | os.PathLike,
+                  stage_threshold: float = 0.0) -> Path:
     """Write the cascade XML atomically. OpenCV reads its thresholds as float32, so one
     beyond float32's range (which would read as infinity: a cascade that never fires) is
     refused.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        As for :func:`cascade_xml`.
+    path : str or path
+        The XML file to write (replaced if it exists).
+    stage_threshold : float
+        The threshold of the last (or only) stage, at most ``FLOAT32_LIMIT`` in size.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    FacedetectError
+        A stage threshold beyond ``FLOAT32_LIMIT`` in size (or not a number), or a model
+        :func:`cascade_xml` refuses.
+
+    See Also
+    --------
+    exported_form : the model and threshold to write.
+    cascade_xml : the text written.
 
     Examples
     --------
@@ -154,8 +219,9 @@ def export_opencv(model, path, stage_threshold: float = 0.0):
     >>> from facedetect.detector._model import HaarDetectorModel
     >>> model = HaarDetectorModel.load(
     ...     importlib.resources.files("facedetect") / "models" / "haar.json")
-    >>> path = export_opencv(model, Path(tempfile.mkdtemp()) / "cascade.xml")
-    >>> cv2.CascadeClassifier(str(path)).empty()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = export_opencv(model, Path(folder) / "cascade.xml")
+    ...     cv2.CascadeClassifier(str(path)).empty()
     False
     """
     if not abs(stage_threshold) < FLOAT32_LIMIT:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,45 @@ MAX_ANNOTATION_BYTES = 64 * 2 ** 20
 MAX_COORDINATE = 1e6   # pixels; no image is this large
 
 
-def read_annotations(path) -> dict[str, np.ndarray]:
-    """``name x_min y_min x_max y_max`` per line -> {name: (n, 4) x, y, w, h boxes}."""
+def read_annotations(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """``name x_min y_min x_max y_max`` per line -> {name: (n, 4) x, y, w, h boxes}.
+
+    Parameters
+    ----------
+    path : str or path
+        A UTF-8 text file: one face a line, its image's file name and its box's corners,
+        separated by white space. Blank lines are skipped.
+
+    Returns
+    -------
+    dict of str to (n, 4) float64 array
+        The boxes of each image named, ``x, y, w, h``, in the file's order.
+
+    Raises
+    ------
+    FacedetectError
+        A file that cannot be read, is not UTF-8 or holds more than
+        ``MAX_ANNOTATION_BYTES``; a line (named by its number) without five fields, with
+        a coordinate that is not a number, beyond ``MAX_COORDINATE`` in size or out of
+        order (``x_min < x_max``, ``y_min < y_max`` are required), with control characters
+        in its name, or with the same image and box as an earlier line.
+
+    See Also
+    --------
+    evaluation_images : the images with these boxes.
+    inside_boxes : the boxes clipped to their image.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "faces.txt"
+    ...     _ = path.write_text("a.jpg 10 20 50 70\\na.jpg 100 20 130 60\\n\\nb.png 0 0 8 8\\n")
+    ...     boxes = read_annotations(path)
+    >>> sorted(boxes), boxes["a.jpg"].tolist()
+    (['a.jpg', 'b.png'], [[10.0, 20.0, 40.0, 50.0], [100.0, 20.0, 30.0, 40.0]])
+    """
     boxes = defaultdict(list)
     try:
         lines = read_bounded(path, MAX_ANNOTATION_BYTES, "annotations").decode(
@@ -57,6 +95,22 @@ def read_annotations(path) -> dict[str, np.ndarray]:
 def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Intersection over union of every box of ``a`` with every box of ``b`` (x, y, w, h).
 
+    Parameters
+    ----------
+    a : (n, 4) array_like
+        Boxes ``x, y, w, h``.
+    b : (m, 4) array_like
+        Boxes ``x, y, w, h``.
+
+    Returns
+    -------
+    (n, m) float64 array
+        The IoU of ``a[i]`` with ``b[j]`` at ``[i, j]``; 0 where both boxes are empty.
+
+    See Also
+    --------
+    match : detections matched to faces by it.
+
     Examples
     --------
     >>> iou_matrix([[0, 0, 10, 10]], [[0, 0, 10, 10], [5, 0, 10, 10], [20, 20, 5, 5]])
@@ -75,7 +129,34 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def match(detections: np.ndarray, scores: np.ndarray, truth: np.ndarray) -> int:
     """Faces found: detections taken by descending score, each taking the free face of
-    highest IoU if it is at least 0.5."""
+    highest IoU if it is at least 0.5.
+
+    Parameters
+    ----------
+    detections : (n, 4) array
+        Detected boxes ``x, y, w, h``.
+    scores : (n,) array
+        Their scores: the order they take faces in (ties in the given order).
+    truth : (m, 4) array
+        The annotated faces ``x, y, w, h``.
+
+    Returns
+    -------
+    int
+        The faces matched, each to one detection (``IOU_MATCH``); the other detections
+        are false positives.
+
+    See Also
+    --------
+    iou_matrix : the overlaps it matches by.
+
+    Examples
+    --------
+    >>> truth = np.array([[0, 0, 10, 10], [50, 50, 10, 10]])
+    >>> detections = np.array([[1, 1, 10, 10], [0, 0, 10, 10], [100, 100, 5, 5]])
+    >>> match(detections, np.array([1.0, 2.0, 3.0]), truth)   # two boxes on one face
+    1
+    """
     if len(detections) == 0 or len(truth) == 0:
         return 0
     overlap = iou_matrix(detections, truth)
@@ -90,12 +171,47 @@ def match(detections: np.ndarray, scores: np.ndarray, truth: np.ndarray) -> int:
     return found
 
 
-def inside_boxes(path, truth: np.ndarray, shape) -> np.ndarray:
+def inside_boxes(path: str | os.PathLike, truth: np.ndarray, shape: tuple[int, int]
+                 ) -> np.ndarray:
     """The annotated faces of an image, clipped to it.
 
     Real annotation sets hold faces the border cuts (a close-up whose box reaches past two
     edges): such a box is clipped to the image, with one warning for the whole run. A box
     wholly outside its image can never be found: it is named in a warning and skipped.
+
+    Parameters
+    ----------
+    path : str or path
+        The image: its file name is named in warnings.
+    truth : (n, 4) float array
+        Its annotated faces ``x, y, w, h``.
+    shape : (height, width)
+        The image's size in pixels.
+
+    Returns
+    -------
+    (k, 4) float array
+        The faces that overlap the image, clipped to it, in the order of ``truth``.
+
+    Warns
+    -----
+    UserWarning
+        For each face wholly outside the image, and (once, under Python's default
+        warning filter) where faces were clipped.
+
+    See Also
+    --------
+    read_annotations : the faces of each image.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> truth = np.array([[-5.0, 10.0, 20.0, 20.0], [200.0, 0.0, 10.0, 10.0]])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     boxes = inside_boxes("photo.jpg", truth, (100, 150))
+    >>> boxes.tolist(), len(caught)   # the second face lies right of the 150 columns
+    ([[0.0, 10.0, 15.0, 20.0]], 2)
     """
     import warnings
     height, width = shape
@@ -155,12 +271,49 @@ def summarize(results, threshold: float, min_neighbors: int, scale: float, shift
     return found, false_positives, total
 
 
-def evaluation_images(images_dir, annotations) -> list[tuple[Path, np.ndarray]]:
+def evaluation_images(images_dir: str | os.PathLike, annotations: dict[str, np.ndarray]
+                      ) -> list[tuple[Path, np.ndarray]]:
     """Every image of ``images_dir`` with its annotated faces, sorted by name.
 
     An image the annotations do not name is face-free: whatever is detected there is a
     false positive (the MIT+CMU sets include such images, and a detector that fires on
-    them must pay for it). An annotated name with no image is an error."""
+    them must pay for it). An annotated name with no image is an error.
+
+    Parameters
+    ----------
+    images_dir : str or path
+        A folder of images (named by their suffix; sub-folders are not searched).
+    annotations : dict of str to (n, 4) array
+        The faces of each image by file name, as :func:`read_annotations` gives them.
+
+    Returns
+    -------
+    list of (Path, (n, 4) array)
+        Each image with its faces (an empty ``(0, 4)`` array where none is annotated).
+
+    Raises
+    ------
+    FacedetectError
+        ``images_dir`` is no folder or holds no images, or an annotated name has no
+        image there.
+
+    See Also
+    --------
+    read_annotations : the annotations.
+    inside_boxes : the faces clipped to their image.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import cv2
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     for name in ("b.png", "a.png"):
+    ...         _ = cv2.imwrite(str(Path(folder) / name), np.zeros((32, 32), np.uint8))
+    ...     images = evaluation_images(folder, {"b.png": np.array([[4.0, 4.0, 20.0, 20.0]])})
+    >>> [(path.name, faces.shape) for path, faces in images]
+    [('a.png', (0, 4)), ('b.png', (1, 4))]
+    """
     from ..images import expand_inputs
     files = expand_inputs([images_dir]) if Path(images_dir).is_dir() else []
     if not files:

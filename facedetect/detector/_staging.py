@@ -22,6 +22,7 @@ writes it.
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from ..errors import FacedetectError
 from ..modelfile._io import reseal
 from ._multiscale import params_for
 from ._scan import reject_levels
+
+if TYPE_CHECKING:
+    from ._model import HaarDetectorModel
 
 # Stumps at each cut: about 36 stumps a window of the training negative pictures against
 # the soft cascade's 12 for haar.json (benchmarks/opencv_export.py measures other
@@ -131,24 +135,99 @@ def staged_model(model, threshold: float, cuts=DEFAULT_CUTS):
     return type(model).from_document(reseal(document))
 
 
-def with_export_levels(model):
+def with_export_levels(model: HaarDetectorModel) -> HaarDetectorModel:
     """``model`` carrying the rejection levels its OpenCV export stages at: those learnt at
     the export's own threshold (``detection.opencv.rejection``) where the model has them,
-    else its own, learnt at ``detect``'s threshold."""
+    else its own, learnt at ``detect``'s threshold.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        A model with a ``detection`` section.
+
+    Returns
+    -------
+    HaarDetectorModel
+        A copy whose ``detection.rejection`` is ``detection.opencv.rejection``; ``model``
+        itself where its OpenCV operating point has no levels of its own (or it has no
+        such point).
+
+    See Also
+    --------
+    exported_form : the model and threshold an OpenCV export writes.
+    opencv_operating_point : where the export's own levels are learnt.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> haar = facedetect.load_model("haar")   # it has an OpenCV point with its own levels
+    >>> levelled = with_export_levels(haar)
+    >>> levelled.detection["rejection"] == haar.detection["opencv"]["rejection"]
+    True
+    >>> default = facedetect.load_model("default")   # no OpenCV point: its own levels
+    >>> with_export_levels(default) is default
+    True
+    """
     point = model.detection.get("opencv") or {}
     if "rejection" not in point:
         return model
     return model.with_detection({"rejection": point["rejection"]})
 
 
-def exported_form(model, threshold: float | None = None, one_stage: bool = False,
-                  detect_levels: bool = False):
+def exported_form(model: HaarDetectorModel, threshold: float | None = None,
+                  one_stage: bool = False, detect_levels: bool = False
+                  ) -> tuple[HaarDetectorModel, float]:
     """``(model to write, last-stage threshold)`` for an OpenCV export: a one-stage model
     with learnt rejection staged (:func:`staged_model`) at its OpenCV operating point
     (``detection.opencv``: its threshold, cuts and, unless ``detect_levels``, the
     rejection levels learnt there) unless ``one_stage``; any other model as it is, at the
     threshold ``detect`` uses. ``threshold`` overrides either (the levels stay those
-    learnt at the recorded one)."""
+    learnt at the recorded one).
+
+    A model with learnt rejection but no OpenCV operating point is staged at ``detect``'s
+    threshold, with ``DEFAULT_CUTS`` and its own levels.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+    threshold : float, optional
+        The last stage's threshold (default: as above).
+    one_stage : bool
+        Keep a one-stage model as it is, at ``detect``'s threshold: OpenCV then runs
+        every stump on every window.
+    detect_levels : bool
+        Stage at the rejection levels learnt at ``detect``'s threshold
+        (``detection.rejection``), not at the OpenCV point's.
+
+    Returns
+    -------
+    model : HaarDetectorModel
+        The model to write (:func:`export_opencv`, :func:`cascade_xml`).
+    threshold : float
+        Its last stage's threshold.
+
+    Raises
+    ------
+    FacedetectError
+        A threshold that is not finite; out of range where the model is not staged
+        (``InvalidScanSetting``, also a ValueError).
+
+    See Also
+    --------
+    with_export_levels : the levels the stages are cut at.
+    export_opencv : writes the pair.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> haar = facedetect.load_model("haar")
+    >>> staged, threshold = exported_form(haar)
+    >>> [n for n, _ in staged.stages], threshold == haar.detection["opencv"]["threshold"]
+    ([8, 16, 32, 64, 128, 256, 512, 1500], True)
+    >>> same, threshold = exported_form(haar, one_stage=True)
+    >>> same is haar, threshold == haar.detection["threshold"]
+    (True, True)
+    """
     levelled = model if detect_levels else with_export_levels(model)
     if model.stages or one_stage or levelled.rejection is None:
         return model, params_for(model, threshold=threshold).threshold

@@ -134,10 +134,35 @@ def posterize_window(window: np.ndarray, levels: int, offset: float) -> np.ndarr
     moved by ``offset`` (a fraction of a bin), each pixel set to its bin's middle (with
     an offset, the bins cut at either end make ``levels + 1`` at most).
 
+    Parameters
+    ----------
+    window : array of grey levels
+        A window or a whole picture, of any shape (0..255).
+    levels : int
+        The number of bins across 0..255.
+    offset : float
+        How far the bins are moved down, as a fraction of a bin (in [0, 1)).
+
+    Returns
+    -------
+    uint8 array
+        The posterised grey levels, in the shape of ``window``. A bin's middle beyond
+        0..255 (the cut bins at either end) is clipped to 0 or 255.
+
+    See Also
+    --------
+    posterized : posterises a random fraction of the training windows with this.
+    grained : the other degradation of the training windows.
+
     Examples
     --------
     >>> posterize_window(np.array([0, 127, 128, 255], np.uint8), 2, 0.0)
     array([ 64,  64, 192, 192], dtype=uint8)
+
+    Half a bin's offset: the bins are cut at 64 and 192, three grey levels remain.
+
+    >>> posterize_window(np.array([0, 63, 64, 191, 192, 255], np.uint8), 2, 0.5)
+    array([  0,   0, 128, 128, 255, 255], dtype=uint8)
     """
     width = 256.0 / levels
     shift = offset * width

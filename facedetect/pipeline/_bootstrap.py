@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from .._utils.progress import progress_bar
@@ -40,7 +41,31 @@ FEW_PICTURES = 64
 
 
 def skimage_negatives() -> tuple[list[np.ndarray], list[str]]:
-    """scikit-image's bundled face-free pictures, grey: the fallback negative set."""
+    """scikit-image's bundled face-free pictures, grey: the fallback negative set.
+
+    The pictures are those named in ``SKIMAGE_NEGATIVES``, in that order. They ship with
+    scikit-image, so nothing is downloaded. Colour pictures are turned grey; of
+    ``stereo_motorcycle`` (a left view, a right view and a disparity map) the left view
+    is kept.
+
+    Returns
+    -------
+    images : list of (h, w) uint8 arrays
+        The grey pictures.
+    names : list of str
+        ``"skimage.data.NAME"`` for each picture, in the same order.
+
+    See Also
+    --------
+    NegativeSet.find : falls back to these pictures when no negatives folder is found.
+    random_windows : windows of face-free pictures at random places.
+
+    Examples
+    --------
+    >>> images, names = skimage_negatives()
+    >>> len(images), names[0], images[0].shape, images[0].dtype
+    (16, 'skimage.data.coffee', (400, 600), dtype('uint8'))
+    """
     from PIL import Image
     from skimage import data
 
@@ -56,7 +81,42 @@ def skimage_negatives() -> tuple[list[np.ndarray], list[str]]:
 class NegativeSet:
     """Face-free pictures: the part to mine (paths or grey arrays) and the calibration part
     (paths) that sets the operating points; ``fingerprint`` identifies the folder's
-    content. The folder's held-out fifth, which measures false alarms, is in neither."""
+    content. The folder's held-out fifth, which measures false alarms, is in neither.
+
+    Attributes
+    ----------
+    mining : list of pathlib.Path or of (h, w) uint8 arrays
+        The pictures hard negatives are mined from: paths for a folder, grey arrays for
+        scikit-image's pictures.
+    calibration : list of pathlib.Path
+        The pictures that set the image operating point
+        (:func:`facedetect.detector._calibrate.calibrate`); empty for scikit-image's
+        pictures.
+    source : str
+        Where the pictures come from: the folder, or ``"scikit-image"``.
+    fingerprint : str
+        For a folder, the SHA-256 of its pictures' names and sizes; for scikit-image's
+        pictures, ``"skimage:"`` and their names. A resumed run refuses a folder whose
+        fingerprint changed.
+
+    See Also
+    --------
+    facedetect.data.find_negatives : where :meth:`find` looks for the folder.
+    facedetect.data.split_negatives : the held-out fifth, in neither part.
+    facedetect.data.split_training_negatives : the mining and calibration parts.
+    skimage_negatives : the pictures used when no folder is found.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from PIL import Image
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> for k in range(10):
+    ...     Image.fromarray(np.zeros((30, 30), np.uint8)).save(folder / f"p{k}.png")
+    >>> negatives = NegativeSet.find(folder)
+    >>> len(negatives.mining), len(negatives.calibration), negatives.source == str(folder)
+    (5, 2, True)
+    """
 
     mining: list
     calibration: list
@@ -64,9 +124,17 @@ class NegativeSet:
     fingerprint: str
 
     @classmethod
-    def find(cls, folder=None, warn=None) -> "NegativeSet":
+    def find(cls, folder: str | Path | None = None,
+             warn: Callable[[str], None] | None = None) -> NegativeSet:
         """The negatives folder found the way data is found (see
-        :mod:`facedetect.data._negatives`), or scikit-image's pictures with a warning."""
+        :mod:`facedetect.data._negatives`), or scikit-image's pictures with a warning
+        (one line to ``warn``, default print).
+
+        Raises
+        ------
+        FacedetectError
+            When the folder has no pictures, or none in the mining part.
+        """
         from ..data._negatives import (find_negatives, fingerprint, negative_files,
                                       split_negatives, split_training_negatives)
         found = find_negatives(folder)
@@ -187,11 +255,45 @@ def mined_windows(model, state: MiningState) -> np.ndarray:
     return np.concatenate(state.windows)
 
 
-def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None,
+def random_windows(pictures: list, count: int, seed: int,
+                   window: tuple[int, int] = (19, 19),
+                   warn: Callable[[str], None] | None = None,
                    pyramid: str = "area") -> np.ndarray:
     """``count`` windows at random places and pyramid levels (resized by ``pyramid``) of
     the ``pictures`` (grey arrays or paths), at most ``count / PICTURE_SHARE`` from one
     picture: the first negatives of a cascade, before there is a detector to mine with.
+
+    The pictures are visited in a seeded order. The ``count / PICTURE_SHARE`` cap holds
+    only when there are at least ``PICTURE_SHARE`` pictures; with fewer, one picture may
+    give every window. The levels are those a bootstrap scan visits (``BOOTSTRAP_SCAN``).
+
+    Parameters
+    ----------
+    pictures : list of (h, w) uint8 arrays or of paths
+        Face-free pictures. A path that cannot be read is skipped with one line to
+        ``warn``.
+    count : int
+        The number of windows wanted.
+    seed : int
+        The same seed gives the same windows.
+    window : (int, int)
+        The window's ``(width, height)``.
+    warn : callable, optional
+        Takes warning lines (default: stderr).
+    pyramid : str
+        How levels are resized (:mod:`facedetect.detector._pyramid`).
+
+    Returns
+    -------
+    (m, height, width) uint8 array
+        The windows, ``m <= count``. There are fewer when the pictures cannot give
+        ``count``: too few of them under the cap, too small (a picture smaller than the
+        window gives none) or unreadable.
+
+    See Also
+    --------
+    NegativeSet : the mining part of a negatives folder, the usual ``pictures``.
+    skimage_negatives : face-free pictures that need no folder.
 
     Examples
     --------
@@ -199,6 +301,10 @@ def random_windows(pictures, count: int, seed: int, window=(19, 19), warn=None,
     >>> pictures = [rng.integers(0, 256, (60, 80), dtype=np.uint8) for _ in range(3)]
     >>> random_windows(pictures, 10, seed=0).shape
     (10, 19, 19)
+    >>> random_windows(pictures, 5, seed=0, window=(24, 20)).shape
+    (5, 20, 24)
+    >>> random_windows([np.zeros((10, 10), np.uint8)], 5, seed=0).shape
+    (0, 19, 19)
     """
     from ..detector._multiscale import pyramid_scales
     from ..detector._pyramid import Pyramid

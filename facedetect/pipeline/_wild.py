@@ -9,7 +9,7 @@ bounds the image operating point. Every other face gives one training window
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ..detector._api import Detector
 from ..detector._multiscale import params_for
 from ..errors import FacedetectError
 from ._augment import MAX_SHIFT, wild_training_windows
+
+if TYPE_CHECKING:
+    from ..detector._model import HaarDetectorModel
 
 
 class _WildSplit(NamedTuple):
@@ -139,8 +142,55 @@ def _box_widths_holding_eyes(boxes: np.ndarray, eyes) -> np.ndarray:
     return np.maximum(w, h)[holds] / distance
 
 
-def heldout_faces(model, faces: WildFaces) -> WildFaces:
-    """The held-out part of ``faces``, refusing faces other than a model's own."""
+def heldout_faces(model: HaarDetectorModel, faces: WildFaces) -> WildFaces:
+    """The held-out part of ``faces``, refusing faces other than a model's own.
+
+    The held-out part is :func:`~facedetect.data.heldout_mask` of the faces' groups: the
+    same faces whatever the model. A model whose training record names faces from the
+    wild refuses faces with another fingerprint; a model with no such record (trained on
+    CBCL's faces alone) takes any.
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        The model whose ``training.wild_faces`` record, if any, the faces must match.
+    faces : WildFaces
+        The faces from the wild (:func:`~facedetect.data.load_wild_faces`).
+
+    Returns
+    -------
+    WildFaces
+        The held-out faces, with the fingerprint of ``faces``.
+
+    Raises
+    ------
+    FacedetectError
+        When the model records faces with another fingerprint.
+
+    See Also
+    --------
+    evaluate_wild_faces : the model's recall on these faces.
+    crop_recall : any detector's recall on these faces.
+    facedetect.data.heldout_mask : which faces are held out.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> from facedetect.data import WildFaces
+    >>> model = facedetect.load_model("default")
+    >>> own = model.document["training"]["wild_faces"]["sha256"]
+    >>> names = [f"face{k}" for k in range(50)]
+    >>> faces = WildFaces([np.zeros((40, 40), np.uint8)] * 50,
+    ...                   np.tile([12.0, 15.0, 28.0, 15.0], (50, 1)), names, names,
+    ...                   [""] * 50, "f", own)
+    >>> len(heldout_faces(model, faces))
+    4
+    >>> faces.fingerprint = "0" * 64
+    >>> heldout_faces(model, faces)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    facedetect.errors.FacedetectError: f: not the faces the model was trained on ...
+    """
     record = ((model.document.get("training") or {}).get("wild_faces") or {})
     if record and record.get("sha256") != faces.fingerprint:
         raise FacedetectError(f"{faces.source}: not the faces the model was trained on "
@@ -157,12 +207,57 @@ class _CropRecall(NamedTuple):
     max_eye_distances: float
 
 
-def crop_recall(detect, faces: WildFaces) -> _CropRecall:
+def crop_recall(detect: Callable[[np.ndarray], np.ndarray],
+                faces: WildFaces) -> _CropRecall:
     """Per source, the fraction of crops in which ``detect(crop) -> (n, 4) boxes`` finds
     the face, and the crops scored.
 
     A box finds the face when it holds both eyes and is at most ``MAX_WIDTH_OVER_MEDIAN``
     times the detector's median box width, in eye distances (see :func:`eyes_found`).
+    The median is over the crops where one of its boxes holds both eyes, of the narrowest
+    such box in each. Any detector can be scored: ``detect`` only has to return boxes.
+    The two results come as a named tuple.
+
+    Parameters
+    ----------
+    detect : callable
+        Takes a grey crop, an (h, w) uint8 array, and returns its ``(x, y, w, h)`` boxes
+        as an (n, 4) array, in the crop's pixels.
+    faces : WildFaces
+        The faces to find, usually the held-out part (:func:`heldout_faces`).
+
+    Returns
+    -------
+    by_source : dict
+        For each source, in name order, ``{"faces": n, "recall": r}``: the crops scored
+        and the fraction found, rounded to 4 decimals.
+    max_eye_distances : float
+        The widest box that counted, in eye distances, rounded to 3 decimals (0.0 when
+        no box holds both eyes).
+
+    See Also
+    --------
+    evaluate_wild_faces : a model's recall, of windows and of crops.
+    heldout_faces : the faces usually scored.
+
+    Examples
+    --------
+    >>> from facedetect.data import WildFaces
+    >>> crops = [np.full((40, 40), k, np.uint8) for k in range(4)]
+    >>> eyes = np.tile([12.0, 15.0, 28.0, 15.0], (4, 1))
+    >>> names = ["a0", "a1", "b0", "b1"]
+    >>> faces = WildFaces(crops, eyes, names, names, ["a", "a", "b", "b"], "f", "0" * 64)
+    >>> boxes = [[[0, 0, 40, 40]], [[0, 0, 40, 40]], [[0, 0, 96, 96]], np.empty((0, 4))]
+    >>> result = crop_recall(lambda crop: np.array(boxes[crop[0, 0]]), faces)
+
+    The stand-in detector gives one list of boxes per crop. The eyes are 16 pixels
+    apart, so the 40 pixel boxes are 2.5 eye distances wide and the limit is 1.5 times
+    that; the 96 pixel box, 6 eye distances wide, does not count.
+
+    >>> result.by_source
+    {'a': {'faces': 2, 'recall': 1.0}, 'b': {'faces': 2, 'recall': 0.0}}
+    >>> result.max_eye_distances
+    3.75
     """
     widths = [_box_widths_holding_eyes(detect(crop), eyes)
               for crop, eyes in zip(faces.crops, faces.eyes)]
@@ -176,14 +271,65 @@ def crop_recall(detect, faces: WildFaces) -> _CropRecall:
     return _CropRecall(recall, round(limit, 3))
 
 
-def evaluate_wild_faces(model, faces: WildFaces) -> dict:
+def evaluate_wild_faces(model: HaarDetectorModel, faces: WildFaces) -> dict:
     """Recall on the held-out faces from the wild, of windows and of whole crops.
 
     Windows: each held-out face framed as in training (no jitter), scored by the model,
     at its window operating point and at the threshold ``detect`` uses. Crops: ``detect``
-    on each held-out crop at the model's image operating point, a face found by
-    :func:`eyes_found`, per source. A model trained on other faces (or on none) is
-    scored on the same fixed held-out part.
+    on each held-out crop at the model's image operating point, a face found as
+    :func:`crop_recall` counts it, per source. A model trained on CBCL's faces alone is
+    scored on the same fixed held-out part; a model trained on other faces from the wild
+    is refused (:func:`heldout_faces`).
+
+    Parameters
+    ----------
+    model : HaarDetectorModel
+        The model to score.
+    faces : WildFaces
+        The faces from the wild the model was trained on, or any faces for a model
+        trained without them (:func:`~facedetect.data.load_wild_faces`).
+
+    Returns
+    -------
+    dict
+        ``faces``: the held-out faces. ``windows_off_crop``: those whose window left
+        their crop (not scored). ``window_threshold``: the window operating point, and
+        ``window_recall``: the fraction of windows scored above it. ``image_threshold``:
+        the threshold ``detect`` uses, and ``window_recall_at_image_threshold``.
+        ``crops`` and ``crop_box_max_eye_distances``: :func:`crop_recall`'s two results.
+        Recalls are rounded to 4 decimals.
+
+    Raises
+    ------
+    FacedetectError
+        When the model records other faces, or no held-out face gives a window.
+
+    See Also
+    --------
+    heldout_faces : the faces scored.
+    crop_recall : the crop recall of any detector.
+    facedetect.data.load_wild_faces : reads the faces.
+
+    Examples
+    --------
+    >>> import facedetect
+    >>> from PIL import Image
+    >>> from skimage import data
+    >>> from facedetect.data import WildFaces
+    >>> from facedetect.images import to_grey
+    >>> model = facedetect.load_model("default")
+    >>> crop = to_grey(Image.fromarray(data.astronaut()))[40:240, 130:330]
+    >>> names = [f"face{k}" for k in range(50)]
+    >>> faces = WildFaces([crop] * 50, np.tile([72.0, 61.0, 118.0, 63.0], (50, 1)), names,
+    ...                   names, ["astronaut"] * 50, "astronaut",
+    ...                   model.document["training"]["wild_faces"]["sha256"])
+
+    The astronaut's face, 50 times over: stamped with the fingerprint the model records,
+    the copies stand in for its own faces, and 4 of them are held out.
+
+    >>> report = evaluate_wild_faces(model, faces)
+    >>> report["faces"], report["window_recall"], report["crops"]
+    (4, 1.0, {'astronaut': {'faces': 4, 'recall': 1.0}})
     """
     held = heldout_faces(model, faces)
     framing = model.framing
