@@ -98,8 +98,11 @@ def test_a_bad_recipe_file_is_refused_naming_it(tmp_path, text, message):
 def test_a_recipe_file_too_large_or_not_text_is_refused(tmp_path):
     big = tmp_path / "big.toml"
     big.write_text("# " + "x" * 70_000 + "\n")
-    with pytest.raises(FacedetectError, match="more than a recipe file holds"):
+    with pytest.raises(FacedetectError, match="more than the 65,536 bytes a recipe file"):
         read_recipe_file(big)
+    # a pipe would block, /dev/zero never ends: neither is read
+    with pytest.raises(FacedetectError, match="--config /dev/zero: not a regular file"):
+        read_recipe_file("/dev/zero")
     binary = tmp_path / "binary.toml"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(FacedetectError, match="not UTF-8"):

@@ -10,7 +10,6 @@ line wins over the file, and the file over the recipe.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -169,18 +168,17 @@ def read_recipe_file(path) -> dict:
         import tomllib
     except ImportError:   # Python 3.10
         import tomli as tomllib
+    from .._utils.files import read_bounded
     path = Path(path)
     where = f"--config {path}"
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > MAX_RECIPE_FILE_BYTES:
-                raise FacedetectError(f"{where}: {size:,} bytes, more than a recipe file "
-                                      f"holds ({MAX_RECIPE_FILE_BYTES:,} at most)")
-            text = handle.read(MAX_RECIPE_FILE_BYTES + 1).decode("utf-8")
+        # a regular file only (a pipe or /dev/zero never ends), within the bound
+        text = read_bounded(path, MAX_RECIPE_FILE_BYTES, "a recipe file").decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or "not UTF-8 text"
         raise FacedetectError(f"{where}: cannot read it ({reason})") from None
+    except FacedetectError as error:
+        raise FacedetectError(f"{where}: {str(error).partition(': ')[2] or error}") from None
     try:
         settings = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
