@@ -68,8 +68,8 @@ def curve(path: str, held, pictures, model=None, posterised: bool = False,
     from facedetect.images import read_grey
     from facedetect.pipeline import crop_recall
 
-    from .wild_detectors import COMPARED, pooled
-    from .wild_detectors import posterised as posterise
+    from .heldout_sets import COMPARED, pooled
+    from .heldout_sets import posterised as posterise
     model = facedetect.load_model(path) if model is None else model
     greys = [read_grey(p) for p in pictures]
     megapixels = sum(g.size for g in greys) / 1e6
@@ -151,7 +151,7 @@ def _point_table(results: dict, models: list[str], names: list[str]) -> list[str
     import facedetect
 
     from .detect_speed import OPENCV_DEFAULT
-    from .wild_detectors import COMPARED, pooled
+    from .heldout_sets import COMPARED, pooled
     seconds = results["seconds_per_mpx"]
     rows = []
     for name, path in zip(names, models):

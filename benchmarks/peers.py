@@ -15,7 +15,7 @@ Run (needs the ``peers`` extra, ``pip install -e '.[peers]'``)::
   shipped setting). Our models keep the mapping their file records (derived from the
   training framing, never fitted here). These images only measure.
 - Held-out wild crops (MTFL and Caltech; UTKFace and Yale B apart), clean, with grain and
-  posterised, as :mod:`benchmarks.wild_detectors` scores them, each detector at its
+  posterised, as :mod:`benchmarks.heldout_sets` makes them, each detector at its
   shipped setting.
 - Held-out face-free pictures: false alarms per megapixel, clean, grainy and posterised.
 - Speed: seconds per megapixel on scikit-image's five photographs (grey), medians of
@@ -38,7 +38,7 @@ from facedetect._utils.threads import wait_passively
 from .common import machine, wild_benchmark_parser, wild_data, write_results
 from .detect_speed import seconds_per_mpx
 from .peer_detectors import Detector, ours, peers
-from .wild_detectors import COMPARED, compared_only, grainy, pooled, posterised
+from .heldout_sets import COMPARED, compared_only, grainy, pooled, posterised
 
 BUDGETS = (2, 5, 10, 20, 50)
 FIT_IOU = 0.3   # a detection pairs with a face for the mapping fit at this overlap

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .common import RESULTS
-from .wild_detectors import COMPARED, pooled
+from .heldout_sets import COMPARED, pooled
 
 
 def _budgets(row: dict) -> str:

@@ -288,7 +288,7 @@ def main(argv=None) -> dict:
 
 
 def markdown(results: dict) -> str:
-    from .wild_detectors import COMPARED, pooled
+    from .heldout_sets import COMPARED, pooled
     lines = [f"# Cascade trainers side by side ({results['machine']}, cap "
              f"{results['cap_s']:.0f} s a trainer)", "",
              "| positives | trainer | wall s | CPU s | peak GiB | stages | false alarms "
