@@ -27,7 +27,10 @@ __all__ = ["BOX_SCALE", "BOX_SHIFT", "CBCL_FRAMING", "WINDOW_SCAN",
            "check_detection", "detection_section", "framing_box", "migrate"]
 
 # How a window maps to a face box at CBCL's framing: the side doubled, the centre moved
-# down a tenth of the window (chosen once on CBCL's geometry; see detector.multiscale).
+# down a tenth of the window. A box convention, not a detection setting: it was fitted
+# once to the MIT+CMU annotations' boxes in the first release (evaluate-images
+# --calibrate, c79ae58), as the peers' boxes are mapped (docs/peers.md), and other
+# framings derive from it (framing_box).
 BOX_SCALE = 2.0
 BOX_SHIFT = 0.1
 # A window's width in eye distances where a model records none: CBCL's 19x19 window's.
