@@ -235,3 +235,28 @@ def test_cost_sensitive_adaboost_searches_the_subset_too():
         values.T, is_positive)
     for t, f in enumerate(model.features_):
         assert f in model._round_features(t, 30)
+
+
+@pytest.mark.parametrize("n_rows", [1, 2, 7, 64])
+def test_features_in_pairs_give_the_histograms_and_choice_of_one_at_a_time(n_rows):
+    # Oracle: each feature's class-weight histogram made alone (the kernel before pairs),
+    # bit for bit, and the search's choice over an odd and an even number of features as
+    # brute force over the same bins gives it.
+    from facedetect.training._binned_kernels import (N_BINS, _histogram,
+                                                     _histogram_pair)
+    rng = np.random.default_rng(n_rows)
+    bins = rng.integers(0, N_BINS, (2, 1001), dtype=np.uint8)
+    weights = rng.random(1001)
+    run_stop, run_positive = np.array([400, 1001]), np.array([True, False])
+    alone = [np.empty(2 * N_BINS), np.empty(2 * N_BINS)]
+    for row, hist in zip(bins, alone):
+        _histogram(row, weights, run_stop, run_positive, hist)
+    pair = [np.empty(2 * N_BINS), np.empty(2 * N_BINS)]
+    _histogram_pair(bins[0], bins[1], weights, run_stop, run_positive, *pair)
+    assert all(np.array_equal(a, b) for a, b in zip(alone, pair))   # the same bits
+    values, weights, is_positive = _problem(n_rows, n_features=n_rows)
+    binned = BinnedFeatures.from_values(values)
+    a, b = static_parameters(0.4, 0.6, 1.0, 0.2)
+    expected, root = _brute_force_max_root(binned, weights, is_positive, a, b, 1.0, 0.2)
+    found = binned_root_search(binned, weights, is_positive, (a, b, 1.0, 0.2))
+    assert (found["feature"], found["position"], found["polarity"]) == expected
