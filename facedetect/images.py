@@ -11,7 +11,7 @@ from .errors import FacedetectError
 from ._utils.files import DEFAULT_MAX_PIXELS, check_regular_file
 from ._utils.png import png_data_shortfall
 
-__all__ = ["DEFAULT_MAX_PIXELS", "read_colour", "read_grey", "to_grey"]
+__all__ = ["DEFAULT_MAX_PIXELS", "read_colour", "read_grey", "read_picture", "to_grey"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".ppm",
                   ".pbm", ".webp")
@@ -168,6 +168,45 @@ def read_grey(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS) -> 
         raise FacedetectError(f"{path}: is a folder") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise FacedetectError(f"{path}: not a readable image ({error})") from None
+
+
+def read_picture(item, warn=None) -> np.ndarray | None:
+    """A picture given as a path or as pixels, in grey: a path read by :func:`read_grey`
+    (None, with one line to ``warn``, where it cannot be), anything else as it is.
+
+    Training's mining and the calibration of operating points read their pictures through
+    this, so that a picture one skips the other skips too, with the same line.
+
+    Parameters
+    ----------
+    item : path or (h, w) uint8 array
+    warn : callable, optional
+        Called with ``"skipping <why>"`` for a path that cannot be read; default: dropped.
+
+    Returns
+    -------
+    (h, w) uint8 array or None
+
+    See Also
+    --------
+    read_grey : the reader, which raises instead.
+
+    Examples
+    --------
+    >>> lines = []
+    >>> read_picture("no-such-picture.png", lines.append) is None, lines
+    (True, ['skipping no-such-picture.png: no such file'])
+    >>> read_picture(np.zeros((2, 3), np.uint8)).shape
+    (2, 3)
+    """
+    if not isinstance(item, (str, bytes)) and not hasattr(item, "__fspath__"):
+        return item
+    try:
+        return read_grey(item)
+    except FacedetectError as error:
+        if warn is not None:
+            warn(f"skipping {error}")
+        return None
 
 
 def read_colour(path: str | Path, max_pixels: int | None = DEFAULT_MAX_PIXELS

@@ -140,3 +140,36 @@ def test_a_folder_without_calibration_pictures_is_refused(tmp_path):
     result = _run("haar", "--negatives", str(tmp_path))
     assert result.returncode != 0 and "no calibration picture" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_each_picture_is_decoded_once_and_an_unreadable_one_warned_once(tmp_path, scenes,
+                                                                        monkeypatch):
+    import facedetect.images as images
+    paths = [tmp_path / "a.png", tmp_path / "b.png", tmp_path / "broken.png"]
+    for path, grey in zip(paths, scenes[:2]):
+        Image.fromarray(grey).save(path)
+    paths[2].write_bytes(b"not a picture")
+    reads, read_grey = [], images.read_grey
+
+    def counting(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return read_grey(path, *args, **kwargs)
+    monkeypatch.setattr(images, "read_grey", counting)
+    lines = []
+    model = calibrate(facedetect.load_model("haar"), paths, 5.0, warn=lines.append)
+    assert sorted(reads) == ["a.png", "b.png", "broken.png"]   # the searches measure many times
+    assert [line for line in lines if "skipping" in line] == [
+        f"skipping {paths[2]}: not a readable image (cannot identify image file "
+        f"'{paths[2]}')"]
+    assert model.calibration["image"]["source"].startswith("2 calibration negative pictures")
+
+
+def test_out_may_not_be_the_model_itself(negatives, tmp_path):
+    model = tmp_path / "model.json"
+    facedetect.load_model("haar").save(model)
+    before = model.read_bytes()
+    result = _run(str(model), "--negatives", str(negatives), "--out", str(model))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert "is the model file itself" in lines[0] and "calibrate" in lines[0]
+    assert model.read_bytes() == before

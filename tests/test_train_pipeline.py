@@ -750,3 +750,20 @@ def test_the_recipe_bins_every_stages_windows_at_their_own_quantiles(small_cbcl)
         "hard_negatives_added"]
     assert [p["windows"] for p in result.phases if p["phase"] == "features"] == [
         windows - added, windows]
+
+
+def test_mining_skips_an_unreadable_picture_with_the_line_calibration_gives(tmp_path):
+    from skimage import data as skdata
+
+    import facedetect
+    from facedetect.detector._calibrate_scan import read_pictures
+    from facedetect.pipeline._bootstrap import MiningState, hard_negatives
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"\xff\xd8 not a jpeg")
+    picture = np.ascontiguousarray(skdata.brick()[:120, :120])
+    mined, calibrated, state = [], [], MiningState()
+    found = hard_negatives(facedetect.load_model("haar"), [broken, picture], limit=10**6,
+                           seed=0, threshold=-50.0, state=state, warn=mined.append)
+    assert state.skipped == [str(broken)] and len(found)   # the readable one still mined
+    assert len(read_pictures([broken, picture], calibrated.append)) == 1
+    assert mined == calibrated and len(mined) == 1 and str(broken) in mined[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..errors import FacedetectError
 from ._common import check_writable, field_type
@@ -76,15 +77,19 @@ def _faces(model, args, warn):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..detector._api import load_model
+    from ..detector._api import load_model, model_path
     from ..detector._calibrate import calibrate
     from ..pipeline._config import TARGET_FALSE_ALARMS_PER_MEGAPIXEL
 
     def warn(line):
         print(f"facedetect calibrate: {line}", file=sys.stderr)
 
-    model = load_model(args.model)
+    source = model_path(args.model)   # the file read: never written over
+    model = load_model(source)
     out = check_writable(args.out, "--out") if args.out else None
+    if out is not None and Path(out).resolve() == source.resolve():
+        raise FacedetectError(f"--out {args.out} is the model file itself: name another "
+                              "file")
     pictures = _calibration_pictures(args.negatives)
     target = args.target_false_alarms_per_megapixel
     if target is None:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ._calibrate_scan import (N_CANDIDATES, SOFT_REJECTION_LOSS, choose_image_threshold,
                               detect_rate, ignore, measured_curve, rates_down_to_target,
-                              scan_pictures, search_down, soft_levels_at)
+                              read_pictures, scan_pictures, search_down, soft_levels_at)
 from ._multiscale import DetectionParams
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def image_operating_point(model: HaarDetectorModel,
     >>> point["false_alarms_per_megapixel"] <= 5.0, point["applies_to"]
     (True, 'images')
     """
+    pictures = read_pictures(pictures, warn)   # decoded once for every measurement
     face_scores = None if faces is None else model.decision_function(faces)
     low = (float(model.window_threshold) if face_scores is None
            else float(np.quantile(face_scores, FACE_QUANTILE)))
@@ -238,6 +239,7 @@ def calibrate(model: HaarDetectorModel, pictures: Sequence[str | os.PathLike | n
     from ..modelfile._calibration import split_provenance
     from ._calibrate_opencv import opencv_operating_point
     start = time.perf_counter()
+    pictures = read_pictures(pictures, warn)   # once for both points: one line per unreadable
     scan, chosen = split_provenance(image_operating_point(
         model, pictures, faces, target, train_faces=train_faces, progress=progress, warn=warn))
     # the scan's fields (with soft rejection set at the threshold), and how they were chosen

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._calibrate_scan import (N_CANDIDATES, calibration_pictures_read,
-                              choose_image_threshold, rates_down_to_target, scan_pictures,
+from ._calibrate_scan import (N_CANDIDATES, choose_image_threshold, rates_down_to_target,
+                              read_pictures, scan_pictures,
                               search_down, soft_levels_at)
 from ._multiscale import DetectionParams
 
@@ -45,7 +45,7 @@ def opencv_rate(staged, threshold: float, pictures, warn=None) -> float:
         path.write_text(cascade_xml(staged, threshold), encoding="utf-8")
         opencv = cv2.CascadeClassifier(str(path))
     found, megapixels = 0, 0.0
-    for picture in calibration_pictures_read(pictures, warn):
+    for picture in read_pictures(pictures, warn):
         megapixels += picture.size / 1e6
         boxes = opencv.detectMultiScale(np.ascontiguousarray(picture, dtype=np.uint8),
                                         OPENCV_SCALE_FACTOR, OPENCV_MIN_NEIGHBORS)
@@ -121,6 +121,7 @@ def opencv_operating_point(model: HaarDetectorModel,
     (3, True)
     """
     from ._staging import DEFAULT_CUTS, staged_model
+    pictures = read_pictures(pictures, warn)   # decoded once for every measurement
     image_threshold = float(model.detection["threshold"])
     low = image_threshold - OPENCV_SEARCH_BELOW
     params = DetectionParams(threshold=low, min_neighbors=OPENCV_MIN_NEIGHBORS,

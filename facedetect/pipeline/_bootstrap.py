@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from .._utils.progress import progress_bar
 
+from .._utils.progress import progress_bar
 from ..detector._multiscale import DetectionParams, positive_windows
-from ..images import read_grey
 from ..detector._scan import LevelScanner
 from ..errors import FacedetectError
+from ..images import read_picture
 
 # Pictures that ship with scikit-image (no download) and show no human face.
 SKIMAGE_NEGATIVES = ("coffee", "chelsea", "brick", "grass", "gravel", "rocket", "moon",
@@ -178,17 +178,6 @@ class MiningState:
         return int(sum(len(w) for w in self.windows))
 
 
-def _picture(item, warn) -> np.ndarray | None:
-    """A grey picture from a path (None, with one line, when it cannot be read) or an array."""
-    if not isinstance(item, (str, Path)):
-        return item
-    try:
-        return read_grey(item)
-    except FacedetectError as error:
-        warn(f"skipping {error}")
-        return None
-
-
 def hard_negatives(model, pictures, limit: int, seed: int, threshold: float = 0.0, *,
                    state: MiningState | None = None, progress: bool = False,
                    warn=None, pyramid: str = MINING_PYRAMID) -> np.ndarray:
@@ -225,7 +214,7 @@ def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0,
     try:
         while state.position < len(order) and state.count < limit:
             index = int(order[state.position])
-            picture = _picture(pictures[index], warn)
+            picture = read_picture(pictures[index], warn)
             if picture is None:
                 state.skipped.append(str(pictures[index]))
             else:
@@ -315,7 +304,7 @@ def random_windows(pictures: list, count: int, seed: int,
     per_picture = max(1, count // PICTURE_SHARE) if len(pictures) >= PICTURE_SHARE else count
     found, total = [], 0
     for index in rng.permutation(len(pictures)):
-        picture = _picture(pictures[int(index)], warn)
+        picture = read_picture(pictures[int(index)], warn)
         if picture is None:
             continue
         height, width = picture.shape
