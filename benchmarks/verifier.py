@@ -39,7 +39,7 @@ from facedetect.data._wild_faces import calibration_mask, heldout_mask
 from facedetect.detector import Detector
 from facedetect.detector._calibrate_scan import soft_levels_at
 from facedetect.detector._multiscale import group_detections
-from facedetect.images import read_grey
+from facedetect.images import read_grey, read_picture
 from facedetect.pipeline import crop_recall
 from facedetect.pipeline._bootstrap import NegativeSet
 from facedetect.pipeline._recalibrate import training_faces_of
@@ -51,6 +51,7 @@ TARGETS = (0.1, 0.167, 0.25, 0.5)
 LAMBDAS = (0.5, 1.0, 2.0, 4.0)
 ROOMY = ("mtfl", "mtfl-sun2013", "caltech-webfaces")   # crops >= 3 eye distances wide
 MIN_NEIGHBORS = 2   # detect's grouping
+ONE_STAGE_STEP = 0.25   # the one-stage thresholds' grid
 
 
 def context_patches(grey: np.ndarray, windows: np.ndarray, context: float,
@@ -69,7 +70,8 @@ def context_patches(grey: np.ndarray, windows: np.ndarray, context: float,
         side = int(round(w * context))
         x0, y0 = int(round(x + w / 2 - side / 2)), int(round(y + h / 2 - side / 2))
         pad = max(0, -x0, -y0, x0 + side - grey.shape[1], y0 + side - grey.shape[0])
-        padded = cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
+        padded = (cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
+                  if pad else grey)   # a copy of the picture only where the patch passes it
         region = padded[y0 + pad:y0 + pad + side, x0 + pad:x0 + pad + side]
         out[k] = cv2.resize(region, (size, size), interpolation=cv2.INTER_AREA
                             if side > size else cv2.INTER_LINEAR)
@@ -158,7 +160,7 @@ def training_patches(proposals: Proposals, faces, negatives: NegativeSet, mine: 
 
 def train_verifier(positives: np.ndarray, negatives: np.ndarray, args, cost) -> dict:
     """AdaBoostDB on compact Haar features of the patches (a seeded ``--features``
-    subset of the basic pool: the whole pool of a 32x32 window is about 500,000)."""
+    subset of the basic pool: the whole pool of a 40x40 window is over a million)."""
     from facedetect.haar import haar_feature_pool
     from facedetect.pipeline._compact import compact_features
     pool = haar_feature_pool(args.size, args.size)
@@ -226,22 +228,30 @@ def one_stage_rates(proposals: Proposals, pictures: list, megapixels: float, kno
 
 
 def two_stage_point(sets: dict, lam: float, target: float) -> float:
-    """The lowest two-stage threshold meeting ``target`` on the calibration pictures."""
+    """The lowest two-stage threshold meeting ``target`` on the calibration pictures: a
+    group passes when its score is above the threshold, so the candidates are the groups'
+    scores and one just below the lowest (every group kept)."""
     values = np.concatenate([b + lam * s for _, _, b, s in sets["calibration_pictures"]])
-    knobs = np.unique(values)   # the rate changes only at a group's score
-    if not len(knobs):
+    if not len(values):
         return 0.0
+    knobs = np.unique(values)   # the rate changes only at a group's score
+    knobs = np.r_[np.nextafter(knobs[0], -np.inf), knobs]
     counts = len(values) - np.searchsorted(np.sort(values), knobs, side="right")
     return float(knobs[lowest_meeting(counts / sets["calibration_mpx"], target)])
 
 
 def compare(proposals: Proposals, sets: dict, faces: dict, args) -> list[dict]:
-    knobs = np.arange(args.propose_at, args.propose_at + 30.0, 0.25)
+    """Each target's one-stage and two-stage points on the calibration sets, measured on
+    the held-out ones. The one-stage thresholds are a grid of ``ONE_STAGE_STEP`` (each a
+    regrouping of every picture), the two-stage ones every group's score."""
+    knobs = np.arange(args.propose_at, args.propose_at + 30.0, ONE_STAGE_STEP)
     calibration_rates = one_stage_rates(proposals, sets["calibration_pictures"],
                                         sets["calibration_mpx"], knobs)
     rows = []
     for target in TARGETS:
         t1 = float(knobs[lowest_meeting(calibration_rates, target)])
+        if calibration_rates[-1] > target:
+            print(f"warning: no one-stage threshold up to {knobs[-1]:g} meets {target:g}")
         single = {"threshold": t1, "heldout_fa_per_mpx": round(per_megapixel(
                       one_stage(proposals, sets["heldout_pictures"], t1),
                       sets["heldout_mpx"]), 3),
@@ -330,7 +340,7 @@ def main(argv=None) -> dict:
     sets = {"heldout_crops": scored(proposals, verifier, split["heldout"].crops, args),
             "calibration_crops": scored(proposals, verifier, split["calibration"].crops, args)}
     for name, paths in (("calibration", negatives.calibration), ("heldout", heldout_pictures)):
-        greys = [read_grey(p) for p in paths]
+        greys = [g for g in map(read_picture, paths) if g is not None]
         sets[f"{name}_pictures"] = scored(proposals, verifier, greys, args)
         sets[f"{name}_mpx"] = sum(g.size for g in greys) / 1e6
     phase("scoring")

@@ -36,8 +36,8 @@ def test_the_train_output_is_the_shipped_models_record(default):
     assert [float(cp), float(cn)] == default["cost"]
     assert float(seconds) == pytest.approx(default["training"]["seconds"], abs=0.05)
     # the one command's time and memory: the training benchmark's run, its CPU named
-    minutes = _one(r"(\d+(?:\.\d)?) minutes and ([\d.]+) GiB on 2 cores \(([^,;)]+)"
-                   r"[^;]*; \[benchmarks/results/(\w+)\.md\]")
+    minutes = _one(r"(\d+(?:\.\d)?) minutes and ([\d.]+) GiB on 2 cores \(([^,;]+),\s+idle; "
+                   r"\[benchmarks/results/(\w+)\.md\]")
     timed = json.loads((REPO / "benchmarks" / "results" / f"{minutes.group(4)}.json")
                        .read_text())
     idle = timed["runs"]["idle"]

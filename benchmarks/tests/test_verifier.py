@@ -62,3 +62,10 @@ def test_the_verifier_scores_as_its_estimator_decides():
     values = feature_matrix(np.concatenate([faces, others]), verifier["training_pool"],
                             progress=False)
     assert np.allclose(scores, verifier["estimator"].decision_function(values))
+
+
+def test_where_every_group_meets_the_target_every_group_is_kept():
+    pictures = [(None, np.zeros((3, 4)), np.array([1.0, 2.0, 3.0]), np.zeros(3))]
+    sets = {"calibration_pictures": pictures, "calibration_mpx": 1.0}
+    threshold = two_stage_point(sets, 1.0, 10.0)
+    assert sum(len(k) for k in two_stage(pictures, 1.0, threshold)) == 3
