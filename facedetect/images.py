@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -199,7 +200,7 @@ def read_picture(item, warn=None) -> np.ndarray | None:
     >>> read_picture(np.zeros((2, 3), np.uint8)).shape
     (2, 3)
     """
-    if not isinstance(item, (str, bytes)) and not hasattr(item, "__fspath__"):
+    if not isinstance(item, (str, os.PathLike)):
         return item
     try:
         return read_grey(item)
