@@ -138,8 +138,9 @@ def train_opencv(binary: str, folder: Path, shape: dict, cap: float) -> dict:
     stats = timed_run([binary, "-data", "opencv", *tutorial_flags(shape)], cap, folder,
                       "opencv_traincascade")
     done = len(list((folder / "opencv").glob("stage*.xml")))
-    if stats["code"] == "capped" and done and not (folder / "opencv" / "cascade.xml").exists():
-        # OpenCV assembles the stages it finished
+    if done and not (folder / "opencv" / "cascade.xml").exists():
+        # Capped, or stopped for want of positives ("Can not get new positive sample"): it
+        # writes cascade.xml of the stages it finished when run again with that many.
         flags = tutorial_flags(shape)
         flags[flags.index("-numStages") + 1] = str(done)
         subprocess.run([binary, "-data", "opencv", *flags], cwd=folder, capture_output=True)

@@ -107,6 +107,19 @@ def test_a_stage_that_cannot_reach_its_rate_stops_the_cascade(data, negatives):
     assert "after 2 stumps" in result.stop_reason
 
 
+def test_a_capped_stage_is_kept_and_the_next_trained_as_opencv_does(data, negatives):
+    """opencv_traincascade keeps a stage at -maxWeakCount and goes on to -numStages."""
+    rules = CascadeConfig(stages=3, min_hit_rate=0.95, max_false_alarm_rate=0.01,
+                          max_stumps_per_stage=2, negatives_per_stage=150,
+                          keep_capped_stages=True)
+    result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    records = result.model.document["training"]["cascade_stages"]
+    assert [r["stumps"] for r in records] == [2, 2, 2]
+    assert all(r["false_alarm_rate"] > 0.01 for r in records)
+    assert result.stop_reason == "all 3 stages trained"
+    assert result.model.document["training"]["config"]["cascade"]["keep_capped_stages"]
+
+
 def test_exhausted_negatives_stop_the_cascade(data):
     few = data.labels == 1
     few[np.flatnonzero(data.labels == 0)[:40]] = True      # 40 non-faces only

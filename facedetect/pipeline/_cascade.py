@@ -7,7 +7,8 @@ training set stays the size of one stage. A stage adds stumps until, at the thre
 keeps ``min_hit_rate`` of the held-out faces, at most ``max_false_alarm_rate`` of its
 negatives pass: opencv_traincascade's rule. The cascade stops after ``stages`` stages, once
 the false-alarm rates multiply to ``target_false_alarm_rate``, when the negatives run out,
-or when a stage cannot reach its rate within ``max_stumps_per_stage``; it is saved with the
+or when a stage cannot reach its rate within ``max_stumps_per_stage`` (unless
+``keep_capped_stages``, opencv_traincascade's rule); it is saved with the
 stages it has and the reason. A finished stage is checkpointed (the partial cascade is a
 model file), and ``resume`` continues after it to the same cascade.
 """

@@ -324,7 +324,8 @@ def _trained(model, reason: str):
 def _stop_reason(cascade: CascadeConfig, records: list) -> str | None:
     """Why the cascade ends after its last stage, or None to go on."""
     last = records[-1]
-    if last["false_alarm_rate"] > cascade.max_false_alarm_rate:
+    if (last["false_alarm_rate"] > cascade.max_false_alarm_rate
+            and not cascade.keep_capped_stages):
         return (f"stage {last['stage']} kept {last['false_alarm_rate']:.3f} of its negatives "
                 f"after {cascade.max_stumps_per_stage} stumps, above "
                 f"{cascade.max_false_alarm_rate}")

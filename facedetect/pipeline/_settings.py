@@ -149,6 +149,10 @@ class CascadeConfig:
         Each stage tries several costs and keeps the one with the fewest stumps.
     positives_per_stage : int, optional
         Training faces each stage samples (opencv_traincascade's ``numPos``).
+    keep_capped_stages : bool
+        A stage that reaches ``max_stumps_per_stage`` still above ``max_false_alarm_rate``
+        is kept and the next one trained, as opencv_traincascade does at ``maxWeakCount``
+        (False: the cascade ends with it).
 
     See Also
     --------
@@ -173,15 +177,17 @@ class CascadeConfig:
     # still accepts (opencv_traincascade's numPos; None: all): with 35,000 faces from the
     # wild a stage's features and rounds cost about three times those of 12,000.
     positives_per_stage: int | None = None
+    keep_capped_stages: bool = False
 
     def check(self) -> None:
         """Refuse settings no cascade can meet, naming the parameter."""
         for name in CASCADE_LIMITS:   # frozen: numpy scalars stored as Python numbers
             object.__setattr__(self, name,
                                check_limited(name, getattr(self, name), CASCADE_LIMITS))
-        if not isinstance(self.search_cost, bool):
-            raise InvalidParameter(f"search_cost must be True or False, got "
-                                   f"{self.search_cost!r}", "search_cost")
+        for name in ("search_cost", "keep_capped_stages"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidParameter(f"{name} must be True or False, got "
+                                       f"{getattr(self, name)!r}", name)
 
     def stage_costs(self, cost) -> tuple:
         """The costs each stage is boosted at: ``cost``, or the searched ones."""
