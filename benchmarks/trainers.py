@@ -172,6 +172,7 @@ def _our_stages(model: Path) -> dict:
         return {"stage_false_alarms": [], "stage_seconds": []}
     stages = json.loads(model.read_text())["training"]["cascade_stages"]
     return {"stage_false_alarms": [s["false_alarm_rate"] for s in stages],
+            "stage_acceptance": [s.get("acceptance_ratio") for s in stages],
             "stage_seconds": [s["seconds"] for s in stages]}
 
 

@@ -120,6 +120,52 @@ def test_a_capped_stage_is_kept_and_the_next_trained_as_opencv_does(data, negati
     assert result.model.document["training"]["config"]["cascade"]["keep_capped_stages"]
 
 
+def test_mining_counts_every_window_it_scans():
+    """The acceptance ratio's denominator, against the window positions counted by hand:
+    a picture of fewer than FEW_PICTURES is scanned in its 8 orientations, at step 2."""
+    import math
+    import facedetect
+    from facedetect.pipeline._bootstrap import MiningState, hard_negatives
+    model = facedetect.load_model()
+    picture = np.random.default_rng(0).integers(0, 256, (50, 60), np.uint8)
+    state = MiningState()
+    found = hard_negatives(model, [picture], 10**9, 0, -np.inf, state=state, pyramid="linear")
+    win_w, win_h = model.window
+    positions = 0
+    for height, width in ((50, 60), (60, 50)):       # as it is, and turned a quarter
+        scale = 1.0
+        while win_w * scale <= width and win_h * scale <= height:
+            level_w, level_h = round(width / scale), round(height / scale)
+            positions += (math.ceil((level_h - win_h + 1) / 2)
+                          * math.ceil((level_w - win_w + 1) / 2))
+            scale *= 1.25
+    assert state.scanned == 4 * positions == state.accepted == len(found)
+    state = MiningState()
+    hard_negatives(model, [picture], 10**9, 0, model.window_threshold, state=state,
+                   pyramid="linear")
+    assert state.scanned == 4 * positions and state.accepted < state.scanned
+
+
+def test_the_acceptance_target_stops_where_fresh_windows_reach_it(data, negatives):
+    """opencv_traincascade's rule: the stages so far accept at most the target of the
+    windows mining scans (measured again here), the stages before them more."""
+    from facedetect.pipeline._bootstrap import MiningState, hard_negatives
+    from facedetect.pipeline._cascade import CASCADE_PYRAMID
+    rules = CascadeConfig(stages=8, min_hit_rate=0.95, max_false_alarm_rate=0.5,
+                          max_stumps_per_stage=25, negatives_per_stage=150,
+                          target_false_alarm_rate=0.05, acceptance_target=True)
+    result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    records = result.model.document["training"]["cascade_stages"]
+    assert records[0]["acceptance_ratio"] is None
+    assert all(r["acceptance_ratio"] > 0.05 for r in records[1:])
+    assert "accept" in result.stop_reason and len(records) < 8, result.stop_reason
+    state = MiningState()
+    hard_negatives(result.model, negatives.mining, 150, CONFIG.seed + len(records),
+                   result.model.window_threshold, state=state, pyramid=CASCADE_PYRAMID)
+    assert state.accepted / state.scanned <= 0.05
+    assert f"{state.accepted / state.scanned:.3g} of the windows" in result.stop_reason
+
+
 def test_exhausted_negatives_stop_the_cascade(data):
     few = data.labels == 1
     few[np.flatnonzero(data.labels == 0)[:40]] = True      # 40 non-faces only

@@ -89,6 +89,10 @@ def test_the_tutorial_commands_train_a_cascade_opencv_runs(tmp_path):
     assert len(found) and iou_matrix(np.asarray(found, float),
                                      np.array([[30.0, 20, 32, 32]])).max() > 0.4, found
     assert (out / "cascade.json").is_file()
+    # OpenCV's stopping rules: capped stages kept, the fresh windows' acceptance ratio
+    import json
+    rules = json.loads((out / "cascade.json").read_text())["training"]["config"]["cascade"]
+    assert rules["keep_capped_stages"] and rules["acceptance_target"]
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -102,7 +102,8 @@ def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
                             max_stumps_per_stage=args.max_stumps_per_stage,
                             negatives_per_stage=args.negatives_per_stage,
                             positives_per_stage=args.positives_per_stage,
-                            keep_capped_stages=True)   # OpenCV's rule at -maxWeakCount
+                            # OpenCV's rules at -maxWeakCount and for stopping
+                            keep_capped_stages=True, acceptance_target=True)
     cascade.check()
     config = TrainConfig(cost=args.cost, window=(args.w, args.h), tilted=args.mode == "ALL",
                          channels=False)

@@ -223,12 +223,18 @@ def _best(rects: list, scores: list, limit: int, floor: float):
 
 def positive_windows(grey: np.ndarray, scanner: LevelScanner, params: DetectionParams):
     """The pixels of every window the detector accepts, as ``(n, h, w)`` uint8 patches
-    cut from the pyramid level where it was scanned: on a face-free image, exactly the
-    false positives to add as hard negatives."""
+    cut from the pyramid level where it was scanned, and how many windows were scanned: on
+    a face-free image, exactly the false positives to add as hard negatives, and the
+    denominator of the share of windows the detector accepts (opencv_traincascade's
+    acceptance ratio)."""
     win_w, win_h = scanner.window
-    patches = [np.stack([level[y:y + win_h, x:x + win_w] for x, y in zip(xs, ys)])
-               for level, _, xs, ys, _, _ in _scan_levels(grey, scanner, params) if len(xs)]
-    return np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
+    patches, scanned = [], 0
+    for level, _, xs, ys, _, level_scanned in _scan_levels(grey, scanner, params):
+        scanned += level_scanned
+        if len(xs):
+            patches.append(np.stack([level[y:y + win_h, x:x + win_w] for x, y in zip(xs, ys)]))
+    found = np.concatenate(patches) if patches else np.empty((0, win_h, win_w), np.uint8)
+    return found, scanned
 
 
 def scanner_for(model, params: DetectionParams, pruning: bool = True,

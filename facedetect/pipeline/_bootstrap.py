@@ -172,6 +172,8 @@ class MiningState:
     position: int = 0                    # pictures visited, in the seeded order
     windows: list = field(default_factory=list)   # (n, h, w) uint8 arrays found so far
     skipped: list = field(default_factory=list)   # unreadable pictures, by name
+    scanned: int = 0    # windows scanned in the pictures visited
+    accepted: int = 0   # of them, those the model accepts (before a picture's share is drawn)
 
     @property
     def count(self) -> int:
@@ -221,7 +223,9 @@ def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0,
                 variants = (dihedral_variants(picture) if len(pictures) < FEW_PICTURES
                             else [picture])
                 found = [positive_windows(v, scanner, scan) for v in variants]
-                found = np.concatenate(found)
+                state.scanned += sum(scanned for _, scanned in found)
+                found = np.concatenate([windows for windows, _ in found])
+                state.accepted += len(found)
                 if len(found) > per_picture:  # a draw of its own per picture: resumable
                     rng = np.random.default_rng(rng_seed + [state.position])
                     found = found[np.sort(rng.choice(len(found), per_picture, replace=False))]

@@ -5,11 +5,14 @@ that they accept too: for the first stage random windows of the negative picture
 windows mined from those pictures with the cascade itself (:mod:`._bootstrap`), so the
 training set stays the size of one stage. A stage adds stumps until, at the threshold that
 keeps ``min_hit_rate`` of the held-out faces, at most ``max_false_alarm_rate`` of its
-negatives pass: opencv_traincascade's rule. The cascade stops after ``stages`` stages, once
-the false-alarm rates multiply to ``target_false_alarm_rate``, when the negatives run out,
-or when a stage cannot reach its rate within ``max_stumps_per_stage`` (unless
-``keep_capped_stages``, opencv_traincascade's rule); it is saved with the
-stages it has and the reason. A finished stage is checkpointed (the partial cascade is a
+negatives pass: opencv_traincascade's rule. Each stage records the share of the windows
+scanned while its negatives were mined that the stages before it accept (OpenCV's
+acceptance ratio). The cascade stops after ``stages`` stages, once the false-alarm rates
+multiply to ``target_false_alarm_rate`` (or, with ``acceptance_target``, once the
+acceptance ratio reaches it: opencv_traincascade's rule), when the negatives run out, or
+when a stage cannot reach its rate within ``max_stumps_per_stage`` (unless
+``keep_capped_stages``, opencv_traincascade's rule); it is saved with the stages it has and
+the reason. A finished stage is checkpointed (the partial cascade is a
 model file), and ``resume`` continues after it to the same cascade.
 """
 
@@ -31,7 +34,7 @@ from .._utils.sysinfo import peak_rss_gib
 from ..training._algorithms import AdaBoostDB
 from ..training._model_io import model_document
 from ._assemble import framing_of, haar_features
-from ._bootstrap import hard_negatives, random_windows
+from ._bootstrap import MiningState, hard_negatives, random_windows
 from ._settings import CascadeConfig
 from ._storage import FeatureSource
 
@@ -141,21 +144,24 @@ def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: b
 
 
 def stage_negatives(cascade, negatives, known: np.ndarray, count: int, seed: int,
-                    progress: bool, warn, window=(19, 19)) -> np.ndarray:
+                    progress: bool, warn, window=(19, 19)) -> tuple[np.ndarray, float | None]:
     """``count`` negatives the cascade so far accepts: the ``known`` ones first (CBCL's
     non-faces that passed every stage), then windows of the negative pictures (random ones
-    for the first stage)."""
+    for the first stage); and the share of the windows scanned in the pictures that the
+    cascade accepts (opencv_traincascade's acceptance ratio: None where no picture was
+    scanned)."""
     kept = known[:count]
     missing = count - len(kept)
     if missing <= 0:
-        return kept
+        return kept, None
     if cascade is None:
-        found = random_windows(negatives, missing, seed, window, warn=warn,
-                               pyramid=CASCADE_PYRAMID)
-    else:
-        found = hard_negatives(cascade, negatives, missing, seed, cascade.window_threshold,
-                               progress=progress, warn=warn, pyramid=CASCADE_PYRAMID)
-    return np.concatenate([kept, found])
+        return np.concatenate([kept, random_windows(negatives, missing, seed, window, warn=warn,
+                                                    pyramid=CASCADE_PYRAMID)]), None
+    state = MiningState()
+    found = hard_negatives(cascade, negatives, missing, seed, cascade.window_threshold,
+                           state=state, progress=progress, warn=warn, pyramid=CASCADE_PYRAMID)
+    acceptance = state.accepted / state.scanned if state.scanned else None
+    return np.concatenate([kept, found]), acceptance
 
 
 def cascade_model(stages, pool, cost, training: dict):

@@ -273,9 +273,14 @@ def _grow(run: _CascadeRun, stages: list, records: list):
                            f"a hit rate of {cascade.min_hit_rate}")
         stage_start = time.perf_counter()
         try:
-            found = stage_negatives(model, run.negatives.mining, known, count,
-                                    run.config.seed + stage, run.progress, warn,
-                                    samples.window)
+            found, acceptance = stage_negatives(model, run.negatives.mining, known, count,
+                                                run.config.seed + stage, run.progress, warn,
+                                                samples.window)
+            if (cascade.acceptance_target and acceptance is not None
+                    and acceptance <= cascade.target):
+                return model, (f"target false-alarm rate {cascade.target:.3g} reached: the "
+                               f"{stage} stages accept {acceptance:.3g} of the windows mining "
+                               "scanned")
             if len(found) < MIN_NEGATIVES:
                 return _trained(model, f"negatives exhausted: the pictures gave {len(found)} "
                                        f"windows the {stage} stages accept, fewer than "
@@ -286,6 +291,7 @@ def _grow(run: _CascadeRun, stages: list, records: list):
                 cascade.stage_costs(run.config.cost), cascade, run.features, run.progress)
         except KeyboardInterrupt:
             raise _interrupted(run.checkpoint, stage) from None
+        record["acceptance_ratio"] = acceptance   # of the stages before this one
         record["seconds"] = round(time.perf_counter() - stage_start, 2)
         record["mining_seconds"] = round(record["seconds"] - record["boosting_seconds"], 2)
         stages.append((stumps, threshold))
@@ -299,11 +305,17 @@ def _grow(run: _CascadeRun, stages: list, records: list):
         if run.progress:
             run.options.log(f"stage {stage + 1}: {record['stumps']} stumps, hit rate "
                             f"{record['held_out_hit_rate']:.4f}, false alarms "
-                            f"{record['false_alarm_rate']:.3f}, {record['seconds']:.0f} s")
+                            f"{record['false_alarm_rate']:.3f}{_accepted(acceptance)}, "
+                            f"{record['seconds']:.0f} s")
         reason = _stop_reason(cascade, records)
         if reason:
             return model, reason
     return _trained(model, f"all {cascade.stages} stages trained")
+
+
+def _accepted(acceptance: float | None) -> str:
+    """The log's words for the share of scanned windows the stages before accepted."""
+    return "" if acceptance is None else f" (the stages before accepted {acceptance:.3g})"
 
 
 def _sample(faces: np.ndarray, count: int | None, seed: int) -> np.ndarray:
@@ -330,7 +342,7 @@ def _stop_reason(cascade: CascadeConfig, records: list) -> str | None:
                 f"after {cascade.max_stumps_per_stage} stumps, above "
                 f"{cascade.max_false_alarm_rate}")
     reached = math.prod(r["false_alarm_rate"] for r in records)
-    if reached <= cascade.target:
+    if reached <= cascade.target and not cascade.acceptance_target:
         return f"target false-alarm rate {cascade.target:.3g} reached ({reached:.3g})"
     return None
 

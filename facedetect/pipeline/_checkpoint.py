@@ -135,7 +135,8 @@ def _write_checkpoint(path: Path, run: RunState, config: dict, sha256: str) -> N
                     "alphas": state.alphas, "history": state.history,
                     "finished": state.finished},
                 "mining": None if run.mining is None else {
-                    "position": run.mining.position, "skipped": run.mining.skipped}}
+                    "position": run.mining.position, "skipped": run.mining.skipped,
+                    "scanned": run.mining.scanned, "accepted": run.mining.accepted}}
     # The canonical text the digest is of, written with the digest as its last field: one
     # serialisation of the weights instead of two.
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -295,4 +296,5 @@ def _mining(saved, mined: np.ndarray) -> MiningState | None:
     if saved is None:
         return None
     return MiningState(int(saved["position"]), [mined] if len(mined) else [],
-                       [str(s) for s in saved["skipped"]])
+                       [str(s) for s in saved["skipped"]], int(saved.get("scanned", 0)),
+                       int(saved.get("accepted", 0)))

@@ -153,6 +153,10 @@ class CascadeConfig:
         A stage that reaches ``max_stumps_per_stage`` still above ``max_false_alarm_rate``
         is kept and the next one trained, as opencv_traincascade does at ``maxWeakCount``
         (False: the cascade ends with it).
+    acceptance_target : bool
+        The cascade stops once the share of the windows mining scans that it accepts
+        reaches the target, as opencv_traincascade's acceptance ratio does (False: once the
+        product of its stages' rates on their own negatives does).
 
     See Also
     --------
@@ -178,13 +182,16 @@ class CascadeConfig:
     # wild a stage's features and rounds cost about three times those of 12,000.
     positives_per_stage: int | None = None
     keep_capped_stages: bool = False
+    # A stage's rate on its own negatives is lower than on fresh windows (it was trained on
+    # them), so their product reaches the target stages before fresh windows do.
+    acceptance_target: bool = False
 
     def check(self) -> None:
         """Refuse settings no cascade can meet, naming the parameter."""
         for name in CASCADE_LIMITS:   # frozen: numpy scalars stored as Python numbers
             object.__setattr__(self, name,
                                check_limited(name, getattr(self, name), CASCADE_LIMITS))
-        for name in ("search_cost", "keep_capped_stages"):
+        for name in ("search_cost", "keep_capped_stages", "acceptance_target"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidParameter(f"{name} must be True or False, got "
                                        f"{getattr(self, name)!r}", name)
