@@ -102,6 +102,10 @@ def test_the_tutorial_commands_train_a_cascade_opencv_runs(tmp_path):
      "-maxDepth 2: only 1 (stumps) is supported"),
     (["traincascade", "-data", "o", "-vec", "v", "-bg", "b", "-minHitRate", "1.5"],
      "argument -minHitRate: min_hit_rate must be a number in (0, 1)"),
+    (["traincascade", "-data", "o", "-vec", "v", "-bg", "b", "-acceptanceRatioBreakValue",
+      "1"], "-acceptanceRatioBreakValue 1: must be below 1"),
+    (["traincascade", "-data", "o", "-vec", "v", "-bg", "b", "-acceptanceRatioBreakValue",
+      "nan"], "argument -acceptanceRatioBreakValue"),
     (["createsamples", "-img", "a.png", "-vec", "v"], "-img (distorted copies"),
     (["createsamples", "-vec", "v"], "-info is required"),
     (["createsamples", "-info", "i.dat", "-vec", "i.dat"], "is the info file itself"),
@@ -111,6 +115,31 @@ def test_what_this_trainer_cannot_honour_is_refused_in_one_line(tmp_path, argv, 
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+def test_the_acceptance_ratio_break_value_stops_the_cascade_as_opencvs_does(tmp_path):
+    _tutorial_data(tmp_path)
+    assert run_cli("createsamples", "-info", "pos/info.dat", "-vec", "pos.vec", "-w", "16",
+                   "-h", "16", "-num", "100", cwd=tmp_path).returncode == 0
+    runs = {}
+    for value in ("-1", "0.05"):   # -1: OpenCV's default, none
+        trained = run_cli("traincascade", "-data", f"out{value}", "-vec", "pos.vec", "-bg",
+                          "bg.txt", "-numPos", "60", "-numNeg", "60", "-numStages", "10",
+                          "-w", "16", "-h", "16", "-maxWeakCount", "10", "-numThreads",
+                          "1", "-acceptanceRatioBreakValue", value, "--quiet", cwd=tmp_path)
+        assert trained.returncode == 0, trained.stderr
+        assert "is ignored" not in trained.stderr
+        import json
+        runs[value] = json.loads((tmp_path / f"out{value}" / "cascade.json").read_text()
+                                 )["training"]
+    # one stage lets about 3% of the noise windows through: above 0.5 ** 10, below 0.05
+    first = runs["-1"]["cascade_stages"][1]["acceptance_ratio"]
+    assert 0.5 ** 10 < first <= 0.05, first
+    assert len(runs["-1"]["cascade_stages"]) > 1, runs["-1"]["stop_reason"]
+    assert len(runs["0.05"]["cascade_stages"]) == 1
+    assert runs["0.05"]["stop_reason"] == ("target false-alarm rate 0.05 reached: the 1 "
+                                           f"stages accept {first:.3g} of the windows mining "
+                                           "scanned")
 
 
 def test_a_bg_list_is_read_from_the_working_folder_and_its_gaps_said(tmp_path):

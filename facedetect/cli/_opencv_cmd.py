@@ -25,7 +25,6 @@ IGNORED_TRAIN_FLAGS = {
     "weightTrimRate": "AdaBoostDB weighs every window each round",
     "baseFormatSave": "cascade.xml is written in OpenCV's current format, which every "
                       "OpenCV 3 and 4 reads",
-    "acceptanceRatioBreakValue": "a stage ends by -maxFalseAlarmRate and -maxWeakCount",
     "precalcIdxBufSize": "the features take -precalcValBufSize as their memory setting",
 }
 
@@ -107,6 +106,11 @@ def configure_traincascade(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-maxWeakCount", dest="max_stumps_per_stage",
                         type=bounded_int(1, 10_000), default=100,
                         metavar="N", help="the most stumps a stage may have (default 100)")
+    parser.add_argument("-acceptanceRatioBreakValue", dest="acceptance_break",
+                        type=finite_float, default=-1.0, metavar="RATIO",
+                        help="stop too once the stages accept at most this share of the "
+                             "windows mining scans (default -1: only -maxFalseAlarmRate to "
+                             "the -numStages)")
     parser.add_argument("-featureType", default="HAAR", metavar="TYPE", help="HAAR only")
     parser.add_argument("-mode", default="BASIC", choices=("BASIC", "CORE", "ALL"),
                         help="BASIC and CORE: upright Haar features; ALL adds the tilted")

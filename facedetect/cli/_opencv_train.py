@@ -97,13 +97,20 @@ def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
     data = Path(args.data)
     if data.exists() and not data.is_dir():
         raise FacedetectError(f"-data {args.data}: not a folder")
+    if args.acceptance_break >= 1:
+        raise FacedetectError(f"-acceptanceRatioBreakValue {args.acceptance_break:g}: must "
+                              "be below 1 (or at most 0 for none)")
+    # OpenCV stops at either ratio: one target, the larger
+    target = (max(args.max_false_alarm_rate ** args.stages, args.acceptance_break)
+              if args.acceptance_break > 0 else None)
     cascade = CascadeConfig(stages=args.stages, min_hit_rate=args.min_hit_rate,
                             max_false_alarm_rate=args.max_false_alarm_rate,
                             max_stumps_per_stage=args.max_stumps_per_stage,
                             negatives_per_stage=args.negatives_per_stage,
                             positives_per_stage=args.positives_per_stage,
                             # OpenCV's rules at -maxWeakCount and for stopping
-                            keep_capped_stages=True, acceptance_target=True)
+                            keep_capped_stages=True, acceptance_target=True,
+                            target_false_alarm_rate=target)
     cascade.check()
     config = TrainConfig(cost=args.cost, window=(args.w, args.h), tilted=args.mode == "ALL",
                          channels=False)
