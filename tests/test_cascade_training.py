@@ -146,15 +146,31 @@ def test_mining_counts_every_window_it_scans():
     assert state.scanned == 4 * positions and state.accepted < state.scanned
 
 
-def test_the_acceptance_target_stops_where_fresh_windows_reach_it(data, negatives):
+def test_the_acceptance_target_stops_where_fresh_windows_reach_it(data, negatives, tmp_path,
+                                                                 monkeypatch):
     """opencv_traincascade's rule: the stages so far accept at most the target of the
-    windows mining scans (measured again here), the stages before them more."""
+    windows mining scans (measured again here), the stages before them more; a run
+    interrupted once its last stage is saved resumes to the same stop."""
+    from facedetect.pipeline import _cascade_train as cascade_train
     from facedetect.pipeline._bootstrap import MiningState, hard_negatives
     from facedetect.pipeline._cascade import CASCADE_PYRAMID
     rules = CascadeConfig(stages=8, min_hit_rate=0.95, max_false_alarm_rate=0.5,
                           max_stumps_per_stage=25, negatives_per_stage=150,
                           target_false_alarm_rate=0.05, acceptance_target=True)
-    result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    out = tmp_path / "c.json"
+    real = cascade_train._finished
+
+    def interrupted_while_saving(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cascade_train, "_finished", interrupted_while_saving)
+    with pytest.raises(KeyboardInterrupt):
+        train_cascade(CONFIG, rules, data, negatives=negatives, out=out, progress=False)
+    monkeypatch.setattr(cascade_train, "_finished", real)
+    result = train_cascade(CONFIG, rules, data, negatives=negatives, out=out, resume=True,
+                           progress=False)
+    fresh = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    assert result.model.document["stumps"] == fresh.model.document["stumps"]
+    assert result.stop_reason == fresh.stop_reason
     records = result.model.document["training"]["cascade_stages"]
     assert records[0]["acceptance_ratio"] is None
     assert all(r["acceptance_ratio"] > 0.05 for r in records[1:])
