@@ -17,7 +17,8 @@ of wall time (a stopped ``opencv_traincascade`` keeps the stages it finished):
 - ``opencv_traincascade`` with the tutorial's flags: ``-featureType HAAR -mode ALL
   -numStages 20 -minHitRate 0.995 -maxFalseAlarmRate 0.5``, ``-numPos`` 0.9 N, ``-numNeg``
   N, 2 threads, 1 GiB buffers;
-- ``facedetect traincascade`` with the same flags and files;
+- ``facedetect traincascade`` with the same flags and files, and (trainer ``heldout``) with
+  ``--heldout-negatives N`` too: each stage measures its rate on N more fresh negatives;
 - ``train-detector --recipe object`` on the same windows as a folder, exported by
   ``export-opencv``;
 - dlib's ``train_simple_object_detector`` (HOG and a linear SVM): each positive enlarged to
@@ -27,7 +28,9 @@ of wall time (a stopped ``opencv_traincascade`` keeps the stages it finished):
 Reported: wall and CPU seconds, peak memory, stages reached and the product of their
 false-alarm rates; every XML run by ``cv2.CascadeClassifier`` (dlib by dlib) on the
 development images (TPR at 2, 5, 10, 20 false positives, boxes mapped as for the peers),
-the held-out wild crops and the held-out face-free pictures (false alarms per megapixel).
+the held-out wild crops and the held-out face-free pictures (false alarms per megapixel),
+and each detector's scan time (seconds per megapixel on scikit-image's photographs, medians
+of 3, idle: :func:`benchmarks.detect_speed.seconds_per_mpx`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import cv2
 import numpy as np
 
 from .common import machine, wild_benchmark_parser, wild_data, write_results
+from .detect_speed import seconds_per_mpx
 from .peer_detectors import Detector, _above, _as_boxes, _score_knobs, opencv_cascade
 
 STATS = ("import resource, subprocess, sys, json, time\n"
@@ -149,11 +153,17 @@ def train_opencv(binary: str, folder: Path, shape: dict, cap: float) -> dict:
     return stats
 
 
-def train_ours(folder: Path, shape: dict, cap: float) -> dict:
-    stats = timed_run([sys.executable, "-m", "facedetect", "traincascade", "-data", "ours",
-                       *tutorial_flags(shape), "--quiet"], cap, folder, "facedetect_traincascade")
-    return dict(stats, **_our_stages(folder / "ours" / "cascade.json"),
-                xml=str(folder / "ours" / "cascade.xml"))
+HELDOUT = "facedetect traincascade --heldout-negatives"
+
+
+def train_ours(folder: Path, shape: dict, cap: float, heldout: bool = False) -> dict:
+    out, name = ("ours_heldout", "facedetect_heldout") if heldout else ("ours",
+                                                                        "facedetect_traincascade")
+    extra = ["--heldout-negatives", str(shape["n"])] if heldout else []
+    stats = timed_run([sys.executable, "-m", "facedetect", "traincascade", "-data", out,
+                       *tutorial_flags(shape), *extra, "--quiet"], cap, folder, name)
+    return dict(stats, **_our_stages(folder / out / "cascade.json"),
+                xml=str(folder / out / "cascade.xml"))
 
 
 def train_recipe(folder: Path, shape: dict, negatives: str, cap: float) -> dict:
@@ -223,7 +233,7 @@ def dlib_detector(path: str, label: str) -> Detector:
 
 def detectors_of(run: dict) -> list[Detector]:
     found = []
-    for name in ("opencv_traincascade", "facedetect traincascade", "recipe object"):
+    for name in ("opencv_traincascade", "facedetect traincascade", HELDOUT, "recipe object"):
         xml = run["trainers"].get(name, {}).get("xml")
         if xml and Path(xml).exists() and not cv2.CascadeClassifier(xml).empty():
             found.append(opencv_cascade(xml, f"{run['size']}: {name}"))
@@ -245,8 +255,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--reuse", metavar="DIR",
                         help="the work folder of an earlier run: trainers that finished "
                              "there are not trained again")
-    parser.add_argument("--trainers", default="opencv,ours,recipe,dlib",
-                        help="which of the four to train (default: all)")
+    parser.add_argument("--trainers", default="opencv,ours,heldout,recipe,dlib",
+                        help="which of the five to train (default: all)")
     args = parser.parse_args(argv)
     chosen = set(args.trainers.split(","))
     faces, held_pictures = wild_data(args.faces)
@@ -268,6 +278,8 @@ def main(argv=None) -> dict:
                 else {"skipped": f"{args.opencv} is not built (../shared/peers/)"})
         if "ours" in chosen:
             run["trainers"]["facedetect traincascade"] = train_ours(folder, shape, args.cap)
+        if "heldout" in chosen:
+            run["trainers"][HELDOUT] = train_ours(folder, shape, args.cap, heldout=True)
         if "recipe" in chosen:
             run["trainers"]["recipe object"] = train_recipe(folder, shape, negatives_folder,
                                                             args.cap)
@@ -284,6 +296,7 @@ def main(argv=None) -> dict:
         run["crops"] = {name: row["clean"] for name, row in crops(detectors, held).items()}
         run["false_alarms_per_mpx"] = {name: row["clean"] for name, row in
                                        false_alarms(detectors, held_pictures).items()}
+        run["seconds_per_mpx"] = seconds_per_mpx({d.name: d.boxes for d in detectors}, 3)
         results["runs"].append(run)
         write_results(args.label, results, markdown(results))
     return results
@@ -294,13 +307,14 @@ def markdown(results: dict) -> str:
     lines = [f"# Cascade trainers side by side ({results['machine']}, cap "
              f"{results['cap_s']:.0f} s a trainer)", "",
              "| positives | trainer | wall s | CPU s | peak GiB | stages | false alarms "
-             "(product) | dev TPR at 2 / 5 / 10 / 20 FP | held-out crops | FA / Mpx |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "(product) | dev TPR at 2 / 5 / 10 / 20 FP | held-out crops | FA / Mpx | "
+             "scan s / Mpx |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in results["runs"]:
         for name, stats in run["trainers"].items():
             label = f"{run['size']}: {'dlib' if name == 'dlib' else name}"
             if "skipped" in stats:
-                lines.append(f"| {run['size']} | {name} | {stats['skipped']} |||||||")
+                lines.append(f"| {run['size']} | {name} | {stats['skipped']} ||||||||")
                 continue
             rates = stats.get("stage_false_alarms", [])
             product = f"{np.prod(rates):.2e}" if rates else ""
@@ -309,9 +323,11 @@ def markdown(results: dict) -> str:
             crop = run["crops"].get(label)
             crop = f"{pooled(crop['by_source'], COMPARED):.3f}" if crop else ""
             fa = run["false_alarms_per_mpx"].get(label, "")
+            speed = run.get("seconds_per_mpx", {}).get(label)
+            speed = "" if speed is None else f"{speed:.3f}"
             lines.append(f"| {run['size']} | {name} | {stats['wall_s']} | {stats['cpu_s']} | "
                          f"{stats['peak_rss_gib']} | {len(rates) or ''} | {product} | {tpr} | "
-                         f"{crop} | {fa} |")
+                         f"{crop} | {fa} | {speed} |")
     return "\n".join(lines) + "\n"
 
 

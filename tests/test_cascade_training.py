@@ -3,6 +3,8 @@ resumes to the same cascade, and refuses what it cannot do."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -180,6 +182,41 @@ def test_the_acceptance_target_stops_where_fresh_windows_reach_it(data, negative
                    result.model.window_threshold, state=state, pyramid=CASCADE_PYRAMID)
     assert state.accepted / state.scanned <= 0.05
     assert f"{state.accepted / state.scanned:.3g} of the windows" in result.stop_reason
+
+
+def test_held_out_negatives_measure_each_stage_as_the_scanner_does(data, negatives,
+                                                                   monkeypatch):
+    """Each stage mines its negatives and as many again from later pictures, trains on the
+    first and grows until the held-out ones pass at most the rate: the model's own stage
+    sums give both recorded rates."""
+    from facedetect.pipeline import _cascade_train as cascade_train
+    seen = []
+    real = cascade_train.run_stage
+
+    def recording(stage, stage_data, *args):
+        seen.append(stage_data)
+        return real(stage, stage_data, *args)
+    monkeypatch.setattr(cascade_train, "run_stage", recording)
+    rules = CascadeConfig(stages=3, min_hit_rate=0.95, max_false_alarm_rate=0.5,
+                          max_stumps_per_stage=25, negatives_per_stage=150,
+                          heldout_negatives=120)
+    result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    model, records = result.model, result.model.document["training"]["cascade_stages"]
+    assert len(records) == len(seen) >= 2
+    for k, (record, used) in enumerate(zip(records, seen)):
+        assert (len(used.negatives), len(used.held_negatives)) == (150, 120)
+        assert record["heldout_negatives"] == 120
+        assert not set(map(bytes, used.held_negatives)) & set(map(bytes, used.negatives))
+        rates = [float(np.mean(model.stage_sums(w, k) > record["threshold"]))
+                 for w in (used.held_negatives, used.negatives)]
+        assert rates == pytest.approx([record["false_alarm_rate"],
+                                       record["training_false_alarm_rate"]], abs=1e-12)
+        assert record["false_alarm_rate"] <= 0.5 or record["stumps"] == 25
+    # the same seed, without held-out negatives: the first stage trains on the same ones
+    plain = train_cascade(CONFIG, replace(rules, heldout_negatives=None), data,
+                          negatives=negatives, progress=False)
+    assert plain.model.document["training"]["cascade_stages"][0]["heldout_negatives"] == 0
+    assert np.array_equal(seen[len(records)].negatives, seen[0].negatives)
 
 
 def test_exhausted_negatives_stop_the_cascade(data):

@@ -131,6 +131,11 @@ def configure_traincascade(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cost", type=parse_cost, default=(1.0, 1.0), metavar="CP,CN",
                         help="AdaBoostDB's costs of a missed positive and a false alarm "
                              "(default 1,1)")
+    parser.add_argument("--heldout-negatives", dest="heldout_negatives",
+                        type=bounded_int(50, 10**6), metavar="N",
+                        help="fresh negatives each stage mines beside its -numNeg and "
+                             "measures -maxFalseAlarmRate on (default: none, on its own "
+                             "negatives, as OpenCV does)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run_traincascade)
 

@@ -45,12 +45,13 @@ CASCADE_PYRAMID = "linear"
 
 @dataclass
 class StageData:
-    """One stage's windows: training faces and negatives, and the held-out faces that
-    set its threshold."""
+    """One stage's windows: training faces and negatives, the held-out faces that set its
+    threshold and, if any, the held-out negatives that measure its false-alarm rate."""
 
     faces: np.ndarray
     negatives: np.ndarray
     held_faces: np.ndarray
+    held_negatives: np.ndarray | None = None
 
 
 def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
@@ -80,20 +81,24 @@ def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
 def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: FeatureSource,
                 progress: bool, name: str):
     """Boost one stage until its negatives' pass rate at the hit-rate threshold is at most
-    ``max_false_alarm_rate``, once per cost in ``costs`` on the same features; the stage
-    of fewest stumps wins (then the fewest false alarms, then the first cost). Returns
-    ``(estimator, threshold, hit rate, false-alarm rate, cost)``."""
+    ``max_false_alarm_rate`` (the held-out negatives' rate where there are some), once per
+    cost in ``costs`` on the same features; the stage of fewest stumps wins (then the
+    fewest false alarms, then the first cost). Returns ``(estimator, threshold, hit rate,
+    false-alarm rate, cost, its training negatives' false-alarm rate)``."""
     images = np.concatenate([data.faces, data.negatives])
     y = np.r_[np.ones(len(data.faces), np.int8), np.zeros(len(data.negatives), np.int8)]
     store = features(images, pool, progress)
     held_values = _HeldValues(data.held_faces, pool)
+    held_negatives = (None if data.held_negatives is None
+                      else _HeldValues(data.held_negatives, pool))
     best = None
     for cost in costs:
         label = f"{name} boosting" + (f" at cost {cost[0]:g},{cost[1]:g}" if len(costs) > 1
                                       else "")
-        found = _boost_stage(store, y, held_values, tuple(cost), config, progress, label)
+        found = _boost_stage(store, y, held_values, held_negatives, tuple(cost), config,
+                             progress, label)
         if best is None or (found[0].n_rounds_, found[3]) < (best[0].n_rounds_, best[3]):
-            best = (*found, tuple(cost))
+            best = (*found[:4], tuple(cost), found[4])
     return best
 
 
@@ -113,11 +118,13 @@ class _HeldValues:
         return self.cache[feature]
 
 
-def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: bool,
-                 label: str):
+def _boost_stage(store, y, held_values, held_negatives, cost, config: CascadeConfig,
+                 progress: bool, label: str):
     n_faces = int(y.sum())
     negative_scores = np.zeros(len(y) - n_faces)
     held_scores = np.zeros(len(held_values.windows))
+    held_negative_scores = (None if held_negatives is None
+                            else np.zeros(len(held_negatives.windows)))
     found = {}
     bar = progress_bar(total=config.max_stumps_per_stage, desc=label, unit="stump",
                disable=not progress, leave=False)
@@ -128,8 +135,12 @@ def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: b
         negative_scores[:] += alpha * store.outputs_at(f, threshold, polarity)[n_faces:]
         held_scores[:] += alpha * np.where(held_values(f) > threshold, polarity, -polarity)
         cut = stage_threshold(held_scores, config.min_hit_rate)
-        false_alarms = float(np.mean(negative_scores > cut))
-        found.update(threshold=cut, false_alarms=false_alarms,
+        false_alarms = trained = float(np.mean(negative_scores > cut))
+        if held_negative_scores is not None:
+            held_negative_scores[:] += alpha * np.where(held_negatives(f) > threshold,
+                                                        polarity, -polarity)
+            false_alarms = float(np.mean(held_negative_scores > cut))
+        found.update(threshold=cut, false_alarms=false_alarms, trained=trained,
                      hits=float(np.mean(held_scores > cut)))
         bar.update(1)
         bar.set_postfix(FA=f"{false_alarms:.3f}", hit=f"{found['hits']:.3f}")
@@ -140,7 +151,8 @@ def _boost_stage(store, y, held_values, cost, config: CascadeConfig, progress: b
         estimator.fit_binned(store, y, callback=on_round)
     finally:
         bar.close()
-    return estimator, found["threshold"], found["hits"], found["false_alarms"]
+    return (estimator, found["threshold"], found["hits"], found["false_alarms"],
+            found["trained"])
 
 
 def stage_negatives(cascade, negatives, known: np.ndarray, count: int, seed: int,
@@ -191,12 +203,15 @@ def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig,
     model file lists them), threshold and record."""
     start = time.perf_counter()
     with terminate_as_interrupt():
-        estimator, threshold, hits, false_alarms, cost = train_stage(
+        estimator, threshold, hits, false_alarms, cost, trained = train_stage(
             data, pool, costs, config, features, progress, f"stage {stage + 1}/{config.stages}")
     record = {"stage": stage + 1, "stumps": int(estimator.n_rounds_), "cost": list(cost),
               "threshold": threshold, "held_out_hit_rate": hits,
               "false_alarm_rate": false_alarms, "faces": int(len(data.faces)),
               "negatives": int(len(data.negatives)),
+              "training_false_alarm_rate": trained,
+              "heldout_negatives": (0 if data.held_negatives is None
+                                    else int(len(data.held_negatives))),
               "boosting_seconds": round(time.perf_counter() - start, 2),
               "peak_rss_gib": round(peak_rss_gib(), 3)}
     return model_document(estimator)["stumps"], threshold, record

@@ -273,21 +273,24 @@ def _grow(run: _CascadeRun, stages: list, records: list):
                            f"a hit rate of {cascade.min_hit_rate}")
         stage_start = time.perf_counter()
         try:
-            found, acceptance = stage_negatives(model, run.negatives.mining, known, count,
-                                                run.config.seed + stage, run.progress, warn,
-                                                samples.window)
+            held_count = cascade.heldout_negatives or 0
+            found, acceptance = stage_negatives(model, run.negatives.mining, known,
+                                                count + held_count, run.config.seed + stage,
+                                                run.progress, warn, samples.window)
             if (cascade.acceptance_target and acceptance is not None
                     and acceptance <= cascade.target):
                 return model, (f"target false-alarm rate {cascade.target:.3g} reached: the "
                                f"{stage} stages accept {acceptance:.3g} of the windows mining "
                                "scanned")
-            if len(found) < MIN_NEGATIVES:
+            if len(found) < MIN_NEGATIVES * (2 if held_count else 1):
                 return _trained(model, f"negatives exhausted: the pictures gave {len(found)} "
                                        f"windows the {stage} stages accept, fewer than "
-                                       f"{MIN_NEGATIVES}")
+                                       f"{MIN_NEGATIVES * (2 if held_count else 1)}")
+            found, held_negatives = _split_negatives(found, count, held_count)
             stumps, threshold, record = run_stage(
                 stage, StageData(_sample(faces, cascade.positives_per_stage,
-                                         run.config.seed + stage), found, held), run.pool,
+                                         run.config.seed + stage), found, held,
+                                 held_negatives), run.pool,
                 cascade.stage_costs(run.config.cost), cascade, run.features, run.progress)
         except KeyboardInterrupt:
             raise _interrupted(run.checkpoint, stage) from None
@@ -316,6 +319,17 @@ def _grow(run: _CascadeRun, stages: list, records: list):
 def _accepted(acceptance: float | None) -> str:
     """The log's words for the share of scanned windows the stages before accepted."""
     return "" if acceptance is None else f" (the stages before accepted {acceptance:.3g})"
+
+
+def _split_negatives(found: np.ndarray, count: int, held_count: int):
+    """``(training, held-out)`` negatives: the first ``count`` of ``found`` and the rest
+    (None where none are held out); fewer windows than asked for split in the asked-for
+    proportion. Mining takes a few windows from each picture in turn, so the held-out
+    ones come from other pictures than the training ones (one picture may straddle)."""
+    if not held_count:
+        return found, None
+    cut = min(count, int(round(len(found) * count / (count + held_count))))
+    return found[:cut], found[cut:]
 
 
 def _sample(faces: np.ndarray, count: int | None, seed: int) -> np.ndarray:

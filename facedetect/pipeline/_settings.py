@@ -44,6 +44,7 @@ CASCADE_LIMITS = {
     "target_false_alarm_rate": ("float", 0.0, 1.0, "()", True),
     "negatives_per_stage": ("int", MIN_NEGATIVES, 10 ** 6, "[]", True),
     "positives_per_stage": ("int", MIN_NEGATIVES, 10 ** 7, "[]", True),
+    "heldout_negatives": ("int", MIN_NEGATIVES, 10 ** 6, "[]", True),
 }
 
 
@@ -157,6 +158,10 @@ class CascadeConfig:
         The cascade stops once the share of the windows mining scans that it accepts
         reaches the target, as opencv_traincascade's acceptance ratio does (False: once the
         product of its stages' rates on their own negatives does).
+    heldout_negatives : int, optional
+        Fresh negatives each stage mines beside its own and measures its false-alarm rate
+        on, as it measures its hit rate on held-out faces (None: on its own negatives, as
+        opencv_traincascade does).
 
     See Also
     --------
@@ -185,6 +190,10 @@ class CascadeConfig:
     # A stage's rate on its own negatives is lower than on fresh windows (it was trained on
     # them), so their product reaches the target stages before fresh windows do.
     acceptance_target: bool = False
+    # A stage that grows until its own negatives pass at max_false_alarm_rate passes
+    # fresh windows at a higher rate; measured on negatives it did not learn from, its
+    # rate is the one the scanner meets.
+    heldout_negatives: int | None = None
 
     def check(self) -> None:
         """Refuse settings no cascade can meet, naming the parameter."""
