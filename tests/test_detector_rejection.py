@@ -92,14 +92,14 @@ def test_soft_rejection_takes_the_first_quantile_within_budget_as_a_linear_scan_
     setting = scores[scores[:, -1] > 0.0]
     above = scores[scores[:, -1] > threshold]
     margin = 1e-9 * float(np.sum(model.alphas))
-    losses = [float((above < np.quantile(setting, q, axis=0) - margin).any(axis=1).mean())
-              for q in QUANTILES]
+    # every quantile's levels in one partition of the scores (row k: QUANTILES[k])
+    quantiles = np.quantile(setting, QUANTILES, axis=0) - margin
+    losses = [float((above < levels).any(axis=1).mean()) for levels in quantiles]
     for budget in (0.0, 0.003, 0.01, 0.02, 0.05, 0.5):
         first = next(k for k, loss in enumerate(losses) if loss <= budget)
         levels, quantile, loss = soft_rejection_thresholds(model, faces, threshold, budget)
         assert quantile == QUANTILES[first] and loss == pytest.approx(losses[first])
-        np.testing.assert_allclose(
-            levels, np.quantile(setting, QUANTILES[first], axis=0) - margin, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(levels, quantiles[first], rtol=0, atol=1e-9)
     # no face above the threshold: no loss to count, so no levels (not the boldest)
     above_all = float(scores[:, -1].max())
     assert soft_rejection_thresholds(model, faces, above_all, 0.04) is None

@@ -57,7 +57,7 @@ def assert_same_model(one, many):
                                   lambda: AdaBoost(8),
                                   lambda: CostSensitiveAdaBoost(5, cost=(1, 3))],
                          ids=["db", "dbn", "adaboost", "cs"])
-@pytest.mark.parametrize("shards", [2, 3, 7])
+@pytest.mark.parametrize("shards", [2, 7])   # 5,025 features divide evenly into neither
 def test_exact_shards_give_the_one_process_model_bit_for_bit(client, windows, make, shards):
     images, y = windows
     X, order = exact_features(images, POOL, progress=False)
