@@ -53,9 +53,9 @@ def assert_same_model(one, many):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: AdaBoostDB(12, cost=(1, 4)),
-                                  lambda: AdaBoostDB(8, cost=(3, 1), search="exhaustive"),
+                                  lambda: AdaBoostDB(5, cost=(3, 1), search="exhaustive"),
                                   lambda: AdaBoost(8),
-                                  lambda: CostSensitiveAdaBoost(5, cost=(1, 3))],
+                                  lambda: CostSensitiveAdaBoost(3, cost=(1, 3))],
                          ids=["db", "dbn", "adaboost", "cs"])
 @pytest.mark.parametrize("shards", [2, 7])   # 5,025 features divide evenly into neither
 def test_exact_shards_give_the_one_process_model_bit_for_bit(client, windows, make, shards):
