@@ -60,6 +60,10 @@ def cascade_options(parser: argparse.ArgumentParser) -> None:
                        type=field_type("negatives_per_stage", CASCADE_LIMITS), metavar="N",
                        help="negatives per stage (default: as many as training faces, "
                             "at most 5000)")
+    group.add_argument("--heldout-negatives",
+                       type=field_type("heldout_negatives", CASCADE_LIMITS), metavar="N",
+                       help="fresh negatives each stage also mines and measures its "
+                            "false-alarm rate on (default: none, on its own negatives)")
 
 
 def _window_size(text: str) -> tuple[int, int]:
@@ -139,7 +143,8 @@ def run_cascade(args, config, out, options, warn, quiet: bool, wild_faces) -> in
                             target_false_alarm_rate=args.target_false_alarm_rate,
                             negatives_per_stage=args.negatives_per_stage,
                             search_cost=args.search_stage_cost,
-                            positives_per_stage=args.positives_per_stage)
+                            positives_per_stage=args.positives_per_stage,
+                            heldout_negatives=args.heldout_negatives)
     cascade.check()
     _check_cascade_flags(args)
     data = _samples(args, warn)
