@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from ..errors import FacedetectError
-from ._common import bounded_int, finite_float, parse_cost
+from ..pipeline._settings import CASCADE_LIMITS
+from ._common import bounded_int, field_type, finite_float, parse_cost
 
 # Accepted for the tutorials' sake, and ignored: why, said once each when given.
 IGNORED_TRAIN_FLAGS = {
@@ -132,7 +133,7 @@ def configure_traincascade(parser: argparse.ArgumentParser) -> None:
                         help="AdaBoostDB's costs of a missed positive and a false alarm "
                              "(default 1,1)")
     parser.add_argument("--heldout-negatives", dest="heldout_negatives",
-                        type=bounded_int(50, 10**6), metavar="N",
+                        type=field_type("heldout_negatives", CASCADE_LIMITS), metavar="N",
                         help="fresh negatives each stage mines beside its -numNeg and "
                              "measures -maxFalseAlarmRate on (default: none, on its own "
                              "negatives, as OpenCV does)")

@@ -5,7 +5,8 @@ that they accept too: for the first stage random windows of the negative picture
 windows mined from those pictures with the cascade itself (:mod:`._bootstrap`), so the
 training set stays the size of one stage. A stage adds stumps until, at the threshold that
 keeps ``min_hit_rate`` of the held-out faces, at most ``max_false_alarm_rate`` of its
-negatives pass: opencv_traincascade's rule. Each stage records the share of the windows
+negatives pass: opencv_traincascade's rule (with ``heldout_negatives``, of as many more
+negatives mined beside them that it does not train on). Each stage records the share of the windows
 scanned while its negatives were mined that the stages before it accept (OpenCV's
 acceptance ratio). The cascade stops after ``stages`` stages, once the false-alarm rates
 multiply to ``target_false_alarm_rate`` (or, with ``acceptance_target``, once the
@@ -84,7 +85,7 @@ def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: F
     ``max_false_alarm_rate`` (the held-out negatives' rate where there are some), once per
     cost in ``costs`` on the same features; the stage of fewest stumps wins (then the
     fewest false alarms, then the first cost). Returns ``(estimator, threshold, hit rate,
-    false-alarm rate, cost, its training negatives' false-alarm rate)``."""
+    false-alarm rate, its training negatives' false-alarm rate, cost)``."""
     images = np.concatenate([data.faces, data.negatives])
     y = np.r_[np.ones(len(data.faces), np.int8), np.zeros(len(data.negatives), np.int8)]
     store = features(images, pool, progress)
@@ -98,12 +99,12 @@ def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: F
         found = _boost_stage(store, y, held_values, held_negatives, tuple(cost), config,
                              progress, label)
         if best is None or (found[0].n_rounds_, found[3]) < (best[0].n_rounds_, best[3]):
-            best = (*found[:4], tuple(cost), found[4])
+            best = (*found, tuple(cost))
     return best
 
 
 class _HeldValues:
-    """The held-out faces' values of pool features, computed once per feature as the
+    """Held-out windows' values of pool features, computed once per feature as the
     scanner computes them (so their stage sums are the ones the scanner gives them)."""
 
     def __init__(self, windows: np.ndarray, pool):
@@ -116,6 +117,11 @@ class _HeldValues:
                                               tilted=[self.pool.tilted[feature]],
                                               channels=[self.pool.channels[feature]])[:, 0]
         return self.cache[feature]
+
+    def votes(self, feature: int, threshold: float, polarity: int) -> np.ndarray:
+        """The stump's vote (``polarity`` above ``threshold``, ``-polarity`` below) on each
+        window."""
+        return np.where(self(feature) > threshold, polarity, -polarity)
 
 
 def _boost_stage(store, y, held_values, held_negatives, cost, config: CascadeConfig,
@@ -133,12 +139,11 @@ def _boost_stage(store, y, held_values, held_negatives, cost, config: CascadeCon
         f, threshold, polarity = state.stumps[-1]
         alpha = state.alphas[-1]
         negative_scores[:] += alpha * store.outputs_at(f, threshold, polarity)[n_faces:]
-        held_scores[:] += alpha * np.where(held_values(f) > threshold, polarity, -polarity)
+        held_scores[:] += alpha * held_values.votes(f, threshold, polarity)
         cut = stage_threshold(held_scores, config.min_hit_rate)
         false_alarms = trained = float(np.mean(negative_scores > cut))
         if held_negative_scores is not None:
-            held_negative_scores[:] += alpha * np.where(held_negatives(f) > threshold,
-                                                        polarity, -polarity)
+            held_negative_scores[:] += alpha * held_negatives.votes(f, threshold, polarity)
             false_alarms = float(np.mean(held_negative_scores > cut))
         found.update(threshold=cut, false_alarms=false_alarms, trained=trained,
                      hits=float(np.mean(held_scores > cut)))
@@ -203,7 +208,7 @@ def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig,
     model file lists them), threshold and record."""
     start = time.perf_counter()
     with terminate_as_interrupt():
-        estimator, threshold, hits, false_alarms, cost, trained = train_stage(
+        estimator, threshold, hits, false_alarms, trained, cost = train_stage(
             data, pool, costs, config, features, progress, f"stage {stage + 1}/{config.stages}")
     record = {"stage": stage + 1, "stumps": int(estimator.n_rounds_), "cost": list(cost),
               "threshold": threshold, "held_out_hit_rate": hits,

@@ -282,10 +282,11 @@ def _grow(run: _CascadeRun, stages: list, records: list):
                 return model, (f"target false-alarm rate {cascade.target:.3g} reached: the "
                                f"{stage} stages accept {acceptance:.3g} of the windows mining "
                                "scanned")
-            if len(found) < MIN_NEGATIVES * (2 if held_count else 1):
+            needed = MIN_NEGATIVES * (2 if held_count else 1)   # to train on, to measure
+            if len(found) < needed:
                 return _trained(model, f"negatives exhausted: the pictures gave {len(found)} "
                                        f"windows the {stage} stages accept, fewer than "
-                                       f"{MIN_NEGATIVES * (2 if held_count else 1)}")
+                                       f"{needed}")
             found, held_negatives = _split_negatives(found, count, held_count)
             stumps, threshold, record = run_stage(
                 stage, StageData(_sample(faces, cascade.positives_per_stage,
