@@ -101,15 +101,10 @@ def test_scanner_keeps_exactly_the_windows_the_cascade_accepts(cascade, photo):
         np.testing.assert_array_equal(scores, decision[ys, xs])
 
 
-def opencv_row_loop(model, level, step: int, threshold: float,
-                    step_over: bool = True) -> np.ndarray:
-    """The windows OpenCV's ``detectMultiScale`` keeps on one level, as a plain Python
-    transcription of its loop (``CascadeClassifierInvoker``, ``HaarEvaluator::setWindow``):
-    a window of a standard deviation of at most 10 grey levels is skipped (result -1),
-    and a window the first stage rejects (result 0) makes the loop step over the next
-    (unless ``step_over`` is False). A model without stages is one stage at
-    ``threshold``. Each window's sums are the model's own (numpy); returns ``(y, x)`` of
-    the windows whose last stage passes."""
+def window_outcomes(model, level, threshold: float) -> tuple:
+    """``(flat, passes, first_rejects, rows, cols)`` of every window of one level, in
+    row-major order: what OpenCV's loop asks of each window (see :func:`opencv_row_loop`),
+    from the model's own sums (numpy), computed once for every step the loop takes."""
     (win_w, win_h), (height, width) = model.window, level.shape
     rows, cols = height - win_h, width - win_w   # OpenCV: no window on the last row or column
     windows = np.lib.stride_tricks.sliding_window_view(level, (win_h, win_w))[:rows, :cols]
@@ -123,6 +118,18 @@ def opencv_row_loop(model, level, step: int, threshold: float,
     passes = model.decision_function(windows) > threshold
     first_rejects = (model.stage_sums(windows, 0) < model.stages[0][1] if model.stages
                      else ~passes)
+    return flat, passes, first_rejects, rows, cols
+
+
+def opencv_row_loop(outcomes: tuple, step: int, step_over: bool = True) -> np.ndarray:
+    """The windows OpenCV's ``detectMultiScale`` keeps on one level, as a plain Python
+    transcription of its loop (``CascadeClassifierInvoker``, ``HaarEvaluator::setWindow``):
+    a window of a standard deviation of at most 10 grey levels is skipped (result -1),
+    and a window the first stage rejects (result 0) makes the loop step over the next
+    (unless ``step_over`` is False). A model without stages is one stage at its
+    threshold. ``outcomes``: :func:`window_outcomes`'; returns ``(y, x)`` of the windows
+    whose last stage passes."""
+    flat, passes, first_rejects, rows, cols = outcomes
     kept = []
     for y in range(0, rows, step):
         x = 0
@@ -148,17 +155,18 @@ def test_a_scan_like_opencvs_skips_the_windows_opencv_never_scores(cascade, phot
     if contrast == "faint":   # the same picture at a fifth of its contrast: sd mostly < 10
         level = level.mean() + (level - level.mean()) / 5
     level = np.rint(level).astype(np.uint8)
+    outcomes = window_outcomes(model, level, threshold)
     for step in (1, 2):
         scanner = LevelScanner(model, threshold, pruning=False, like_opencv=True)
         xs, ys, _ = scanner.scan(level, step=step)
         inside = ((xs < level.shape[1] - model.window[0])
                   & (ys < level.shape[0] - model.window[1]))
         ours = sorted(zip(ys[inside].tolist(), xs[inside].tolist()))
-        expected = opencv_row_loop(model, level, step, threshold)
+        expected = opencv_row_loop(outcomes, step)
         assert ours == sorted(map(tuple, expected.tolist()))
         every = LevelScanner(model, threshold, pruning=False).scan(level, step=step)
         if contrast == "photograph":   # the step-over leaves windows out
-            no_step_over = opencv_row_loop(model, level, step, threshold, step_over=False)
+            no_step_over = opencv_row_loop(outcomes, step, step_over=False)
             assert len(no_step_over) > len(expected) > 0
         else:                          # the flat rule leaves out most of what scores
             assert len(every[0]) > 0 and len(expected) < len(every[0]), (len(every[0]),

@@ -222,8 +222,9 @@ def test_opencv_scores_a_levels_last_row_and_column_as_our_scan_does(model, tmp_
 
 def _accepting_windows(model, photo, count=300):
     """The photograph's ``count`` windows the model scores highest: stand-ins for training
-    faces (windows it accepts, in a realistic spread of running scores)."""
-    windows = photo_windows(photo, model.window, step=2)
+    faces (windows it accepts, in a realistic spread of running scores). Every fourth
+    position: 15,000 windows hold enough of them, and score in a quarter of the time."""
+    windows = photo_windows(photo, model.window, step=4)
     return windows[np.argsort(model.decision_function(windows))[-count:]]
 
 
