@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -155,12 +156,14 @@ def run(args: argparse.Namespace) -> int:
     files = _input_files(args.images, prog)
     created = args.output is not None and not Path(args.output).exists()
     output, is_folder = _output_place(args, files)
-    _compile_scanner(detector, prog, args.quiet)
+    # Compiled once, after the first picture is read: a picture refused at its edge (too
+    # many pixels, no picture at all) is one line, with no compile notice before it.
+    compile_once = functools.cache(lambda: _compile_scanner(detector, prog, args.quiet))
     failures, report, names = 0, [], _output_names(files)
     for path in progress_bar(files, desc="pictures", unit="picture", leave=False,
                              disable=args.quiet or len(files) < 2):
         out = output / names[path] if is_folder else output
-        picture, failed = _detect_one(path, detector, args, out, prog)
+        picture, failed = _detect_one(path, detector, args, out, prog, compile_once)
         failures += failed
         if picture is None:
             continue
@@ -217,15 +220,18 @@ def _compile_scanner(detector, prog: str, quiet: bool) -> None:
         notice.cancel()
 
 
-def _detect_one(path: Path, detector, args, out: Path | None, prog: str):
+def _detect_one(path: Path, detector, args, out: Path | None, prog: str,
+                before_scan=lambda: None):
     """``(picture's report or None, failed)``: its boxes, and its annotated copy where one
-    is asked for. A picture that cannot be read is left out; one whose copy cannot be
-    written (a full disk) keeps its boxes, and the run goes on to the next."""
+    is asked for; ``before_scan`` runs once the picture is read, before it is scanned.
+    A picture that cannot be read is left out; one whose copy cannot be written (a full
+    disk) keeps its boxes, and the run goes on to the next."""
     from ..detector._annotate import annotate
     from ..detector._api import find_faces
     from ..images import read_colour, read_grey
     try:
         grey = read_grey(path, args.max_pixels)
+        before_scan()
         found = find_faces(grey, detector.model, detector.params, detector.scanner,
                            str(path))
     except FacedetectError as error:

@@ -27,14 +27,14 @@ def _launch(module: str, prog: str) -> int:
     try:
         with redelivered_interrupts():
             try:
-                command = importlib.import_module(module)
+                return importlib.import_module(module).main()
             except Exception:
-                # C code that an interrupt lands in may report it as its own error
-                # (numpy's import: "PyCapsule_Import could not import module"): Ctrl-C.
+                # C code that an interrupt lands in may report it as its own error (numpy's
+                # import: "PyCapsule_Import could not import module"; scipy's FFT, imported
+                # by the work itself: "initialization failed"): Ctrl-C.
                 if interrupted:
                     return _interrupted(prog)
                 raise
-            return command.main()
     except KeyboardInterrupt:
         return _interrupted(prog)
 
