@@ -260,3 +260,57 @@ def test_features_in_pairs_give_the_histograms_and_choice_of_one_at_a_time(n_row
     expected, root = _brute_force_max_root(binned, weights, is_positive, a, b, 1.0, 0.2)
     found = binned_root_search(binned, weights, is_positive, (a, b, 1.0, 0.2))
     assert (found["feature"], found["position"], found["polarity"]) == expected
+
+
+def _exact_test_passes(hist, top, coefs, terms):
+    """Brute force: the cuts below ``top`` that pass the kernel's exact improvement test,
+    for either polarity, with the class sums added one bin at a time as the scan adds them."""
+    from facedetect.training._binned_kernels import N_BINS
+    from facedetect.training._search_kernels import EXACT_SLACK
+    a, b = coefs[0], coefs[1]
+    r_pos, r_neg, s = terms
+    passing, cum_pos, cum_neg = [], 0.0, 0.0
+    for k in range(top):
+        cum_pos += hist[k]
+        cum_neg += hist[N_BINS + k]
+        for e_pos, e_neg in ((cum_pos, max(1.0 - cum_neg, 0.0)),
+                             (max(1.0 - cum_pos, 0.0), cum_neg)):
+            lhs = a * e_pos * r_pos + b * e_neg * r_neg
+            if lhs <= s + EXACT_SLACK * (lhs + s):
+                passing.append(k)
+    return passing
+
+
+@pytest.mark.parametrize("cost", [(1.0, 1.0), (1.0, 10.0), (10.0, 1.0), (1.0, 1000.0)])
+def test_a_feature_skipped_by_its_bound_has_no_cut_that_passes_the_exact_test(cost):
+    # Oracle: the exact test of every cut, one at a time. The terms are set at the largest
+    # root among a feature's cuts, times 0.999 to 1.001, so that cuts sit on either side of
+    # the test and on its edge; the bound may skip a feature only when no cut passes, and
+    # it must skip most of those whose cuts all fail by a clear margin.
+    from facedetect.training._binned_kernels import N_BINS, _no_cut_can_improve
+    from facedetect.training._search_kernels import test_terms
+    rng = np.random.default_rng(int(cost[1] * 7 + cost[0]))
+    cp, cn = cost
+    a, b = static_parameters(0.4, 0.6, cp, cn)
+    coefs = np.array([a, b, cp, cn])
+    signed = np.zeros(N_BINS + 3)
+    skipped = clear = 0
+    for trial in range(400):
+        top = int(rng.integers(0, N_BINS))
+        hist = np.zeros(2 * N_BINS)
+        hist[:N_BINS] = rng.random(N_BINS) ** 4 * (rng.random(N_BINS) < 0.7)
+        hist[N_BINS:] = rng.random(N_BINS) ** 4 * (rng.random(N_BINS) < 0.7)
+        hist[:N_BINS] /= hist[:N_BINS].sum()
+        hist[N_BINS:] /= hist[N_BINS:].sum()
+        cums = np.cumsum(hist[:N_BINS])[:top], np.cumsum(hist[N_BINS:])[:top]
+        roots = [solve_alpha(e_pos, e_neg, a, b, cp, cn) for cp_, cn_ in zip(*cums)
+                 for e_pos, e_neg in ((cp_, max(1 - cn_, 0)), (max(1 - cp_, 0), cn_))]
+        best = max([r for r in roots if np.isfinite(r)], default=0.1)
+        alpha = max(best, 1e-3) * rng.choice([0.999, 1.0, 1.001, 1.5])
+        terms = test_terms(alpha, coefs)
+        passing = _exact_test_passes(hist, top, coefs, terms)
+        skip = _no_cut_can_improve(hist, top, coefs, terms, signed)
+        assert not (skip and passing), (trial, passing)
+        skipped += skip
+        clear += not passing and alpha > 1.01 * best
+    assert skipped >= 0.5 * clear > 0

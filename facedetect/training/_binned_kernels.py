@@ -162,6 +162,7 @@ def _root_kernel(bins, feature_offset, rows, tops, weights, run_stop, run_positi
         hist = np.empty(2 * N_BINS)
         hist_next = np.empty(2 * N_BINS)
         counts = np.empty(N_BINS, np.int64)
+        signed = np.zeros(N_BINS + 3)
         block.score = alpha0
         terms = test_terms(max(alpha0, 0.0), coefs)
         stop = (blk + 1) * n_rows // n_blocks
@@ -175,28 +176,82 @@ def _root_kernel(bins, feature_offset, rows, tops, weights, run_stop, run_positi
                                 run_positive, hist, hist_next)
             else:
                 _histogram(bins[rows[i]], weights, run_stop, run_positive, hist)
-            terms = _scan_feature(hist, bins[rows[i]], tops[i], counts, run_stop[-1],
+            terms = _scan_feature(hist, bins[rows[i]], tops[i], counts, signed, run_stop[-1],
                                   feature_offset + rows[i], coefs, exhaustive, block, terms)
             if paired:
                 terms = _scan_feature(hist_next, bins[rows[i + 1]], tops[i + 1], counts,
-                                      run_stop[-1], feature_offset + rows[i + 1], coefs,
-                                      exhaustive, block, terms)
+                                      signed, run_stop[-1], feature_offset + rows[i + 1],
+                                      coefs, exhaustive, block, terms)
             i += 2 if paired else 1
         if not block.found:
             block.score = -np.inf
 
 
+# Rounding allowed for between the quick bound on a whole feature and the exact test of
+# one cut, in units of eps * (a R_P + b R_N + s): two running sums of 256 terms each (the
+# bound's and the exact test's), with room to spare.
+BOUND_SLACK = 1024 * np.finfo(np.float64).eps
+
+
 @_jit
-def _scan_feature(hist, row, top, counts, n, feature, coefs, exhaustive, block, terms):
+def _no_cut_can_improve(hist, top, coefs, terms, signed):
+    """Whether every cut below ``top`` fails the exact improvement test, for both
+    polarities, decided from the running sum ``u = a R_P cum_pos - b R_N cum_neg`` alone:
+    polarity +1 needs ``u`` at most ``s - b R_N``, polarity -1 at least ``a R_P - s`` (as
+    the sort-order kernels' pre-filter reasons), give or take :data:`BOUND_SLACK` and the
+    exact test's own slack. So a feature whose ``u`` stays between the two is skipped with
+    no other work, and one that leaves the band is scanned cut by cut as before: the same
+    candidates, roots and terms either way.
+
+    ``u`` is summed in four quarters of the bins at once, so that the additions overlap
+    instead of waiting on each other: its rounding differs from the exact test's, which
+    the slack covers."""
+    a, b = coefs[0], coefs[1]
+    r_pos, r_neg, s = terms
+    coef_pos, coef_neg = a * r_pos, b * r_neg
+    for k in range(top):
+        signed[k] = coef_pos * hist[k] - coef_neg * hist[N_BINS + k]
+    quarter = (top + 3) // 4
+    for k in range(top, 4 * quarter):
+        signed[k] = 0.0   # repeats the last cut's u: no new value
+    u0 = u1 = u2 = u3 = 0.0
+    low0 = low1 = low2 = low3 = math.inf
+    high0 = high1 = high2 = high3 = -math.inf
+    for j in range(quarter):
+        u0 += signed[j]
+        u1 += signed[quarter + j]
+        u2 += signed[2 * quarter + j]
+        u3 += signed[3 * quarter + j]
+        low0, high0 = min(low0, u0), max(high0, u0)
+        low1, high1 = min(low1, u1), max(high1, u1)
+        low2, high2 = min(low2, u2), max(high2, u2)
+        low3, high3 = min(low3, u3), max(high3, u3)
+    o1 = u0
+    o2 = o1 + u1
+    o3 = o2 + u2
+    lowest = min(min(low0, o1 + low1), min(o2 + low2, o3 + low3))
+    highest = max(max(high0, o1 + high1), max(o2 + high2, o3 + high3))
+    exact_s = s * (1.0 + 4.0 * EXACT_SLACK)
+    slack = BOUND_SLACK * (coef_pos + coef_neg + s)
+    return lowest > exact_s - coef_neg + slack and highest < coef_pos - exact_s - slack
+
+
+@_jit
+def _scan_feature(hist, row, top, counts, signed, n, feature, coefs, exhaustive, block,
+                  terms):
     """One feature's candidates from its class-weight histogram, in bin order, each
     polarity, against the block's best (see :func:`_root_kernel`); ``top`` below 0
     counts the occupied bins of ``row``'s first ``n`` samples first. Returns the
-    improvement test's terms at the block's best root."""
+    improvement test's terms at the block's best root. ``signed`` is scratch room for
+    :func:`_no_cut_can_improve`, which spares the cut-by-cut scan of most features."""
     a, b, cp, cn = coefs
     r_pos, r_neg, s = terms
     dense = top >= 0
     if not dense:
         top = _occupancy(row, n, counts)
+    if (not exhaustive and math.isfinite(block.score)
+            and _no_cut_can_improve(hist, top, coefs, terms, signed)):
+        return terms
     cum_pos = 0.0
     cum_neg = 0.0
     for k in range(top):
