@@ -308,6 +308,14 @@ def test_a_feature_skipped_by_its_bound_has_no_cut_that_passes_the_exact_test(co
         best = max([r for r in roots if np.isfinite(r)], default=0.1)
         alpha = max(best, 1e-3) * rng.choice([0.999, 1.0, 1.001, 1.5])
         terms = test_terms(alpha, coefs)
+        if trial % 2 and top:
+            # s on one cut's own left-hand side, give or take 1e-11 to 1e-16 of it: the
+            # exact test's slack (1e-12) decides that cut, and the bound must not skip it.
+            k = int(rng.integers(0, top))
+            e_pos, e_neg = cums[0][k], max(1 - cums[1][k], 0)
+            lhs = a * e_pos * terms[0] + b * e_neg * terms[1]
+            terms = (terms[0], terms[1], lhs * (1 + rng.choice([-1e-11, -1e-12, -1e-13,
+                                                                 -1e-16, 0.0, 1e-13])))
         passing = _exact_test_passes(hist, top, coefs, terms)
         skip = _no_cut_can_improve(hist, top, coefs, terms, signed)
         assert not (skip and passing), (trial, passing)
