@@ -33,9 +33,9 @@ def _giant_png(path: Path) -> None:
 def _cold_cache_notice(detector, prog: str, quiet: bool) -> None:
     """The compile notice that a machine with a cold numba cache (CI's) prints, printed
     every time, so that no refusal here passes only because the scanner was compiled."""
+    from facedetect.cli._detect_cmd import COMPILE_NOTICE
     if not quiet:
-        print(f"{prog}: compiling the scanner (once: later runs load it from the cache)...",
-              file=sys.stderr)
+        print(COMPILE_NOTICE.format(prog=prog), file=sys.stderr)
 
 
 @pytest.fixture

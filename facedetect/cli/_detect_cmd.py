@@ -196,6 +196,7 @@ def _input_files(images: list[str], prog: str) -> list[Path]:
 # A first scan slower than this is the scanner being compiled (numba, once per machine:
 # later runs load it from the cache), which is said rather than billed to a picture.
 COMPILE_NOTICE_SECONDS = 1.0
+COMPILE_NOTICE = "{prog}: compiling the scanner (once: later runs load it from the cache)..."
 
 
 def _compile_scanner(detector, prog: str, quiet: bool) -> None:
@@ -207,8 +208,7 @@ def _compile_scanner(detector, prog: str, quiet: bool) -> None:
     from ..detector._api import find_faces
     width, height = detector.model.window
     notice = threading.Timer(COMPILE_NOTICE_SECONDS, lambda: print(
-        f"{prog}: compiling the scanner (once: later runs load it from the cache)...",
-        file=sys.stderr, flush=True))
+        COMPILE_NOTICE.format(prog=prog), file=sys.stderr, flush=True))
     if not quiet:
         notice.start()
     try:
@@ -220,8 +220,7 @@ def _compile_scanner(detector, prog: str, quiet: bool) -> None:
         notice.cancel()
 
 
-def _detect_one(path: Path, detector, args, out: Path | None, prog: str,
-                before_scan=lambda: None):
+def _detect_one(path: Path, detector, args, out: Path | None, prog: str, before_scan):
     """``(picture's report or None, failed)``: its boxes, and its annotated copy where one
     is asked for; ``before_scan`` runs once the picture is read, before it is scanned.
     A picture that cannot be read is left out; one whose copy cannot be written (a full
