@@ -1,0 +1,152 @@
+"""How far a cascade's stages go: the false alarms of its first ``k`` stages on the
+held-out face-free pictures, and the time its trainer took to reach a given rate.
+
+:mod:`benchmarks.trainers` asks this of every cascade it trains, so that "ours reaches
+``opencv_traincascade``'s false-alarm rate N times faster" is a measurement: OpenCV runs
+any prefix of a ``cascade.xml`` (the stages are tried in order), so the prefixes of one
+trained cascade are the cascades its trainer had after each stage.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import Callable
+
+import cv2
+import numpy as np
+from facedetect.images import read_grey
+
+from .peer_detectors import OPENCV_MIN_SIZE, OPENCV_SCALE
+
+
+def prefix_cascade(xml: str | Path, stages: int, out: str | Path) -> Path:
+    """``xml`` (an OpenCV ``cascade.xml``) cut to its first ``stages`` stages, written
+    to ``out``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "c.xml").write_text(
+    ...     '<?xml version="1.0"?><opencv_storage><cascade><stageNum>3</stageNum><stages>'
+    ...     '<_>a</_><_>b</_><_>c</_></stages></cascade></opencv_storage>')
+    >>> cut = ElementTree.parse(prefix_cascade(folder / "c.xml", 2, folder / "p.xml"))
+    >>> cut.find("cascade/stageNum").text, [s.text for s in cut.find("cascade/stages")]
+    ('2', ['a', 'b'])
+    """
+    tree = ElementTree.parse(xml)
+    cascade = tree.getroot().find("cascade")
+    held = cascade.find("stages")
+    if not 1 <= stages <= len(held):
+        raise ValueError(f"{xml} has {len(held)} stages; cannot keep {stages}")
+    for stage in list(held)[stages:]:
+        held.remove(stage)
+    cascade.find("stageNum").text = str(stages)
+    tree.write(out, encoding="unicode", xml_declaration=True)
+    return Path(out)
+
+
+def false_alarms_per_mpx(xml: str | Path, pictures: list[np.ndarray]) -> float:
+    """Boxes per megapixel that ``detectMultiScale(grey, 1.1, 3)`` (min size as the
+    trainers' table runs it) finds on face-free grey ``pictures``."""
+    cascade = cv2.CascadeClassifier(str(xml))
+    if cascade.empty():
+        raise ValueError(f"OpenCV cannot read {xml}")
+    found = sum(len(cascade.detectMultiScale(grey, OPENCV_SCALE, 3,
+                                             minSize=(OPENCV_MIN_SIZE,) * 2))
+                for grey in pictures)
+    return found / (sum(grey.size for grey in pictures) / 1e6)
+
+
+def first_stage_at(rate_of: Callable[[int], float], n_stages: int, target: float):
+    """``(k or None, rates)``: the fewest stages whose false alarms are at most ``target``,
+    by bisection (a stage only removes windows, so the rate falls with ``k``; the
+    grouping can break that by a box or two), and every rate measured on the way,
+    ``{k: rate}``. None: even all ``n_stages`` stay above ``target``.
+
+    Examples
+    --------
+    >>> first_stage_at(lambda k: 10.0 / k, 20, 1.0)
+    (10, {20: 0.5, 10: 1.0, 5: 2.0, 7: 1.4285714285714286, 8: 1.25, 9: 1.1111111111111112})
+    >>> first_stage_at(lambda k: 10.0 / k, 5, 1.0)[0] is None
+    True
+    """
+    rates = {n_stages: rate_of(n_stages)}
+    if rates[n_stages] > target:
+        return None, rates
+    low, high = 0, n_stages   # over the target with low stages (none: everything passes)
+    while high - low > 1:
+        middle = (low + high) // 2
+        rates[middle] = rate_of(middle)
+        low, high = (low, middle) if rates[middle] <= target else (middle, high)
+    return high, rates
+
+
+def seconds_to(stats: dict, stages: int) -> float:
+    """The trainer's wall seconds until it had ``stages`` stages: its whole run less the
+    stages after them (its start, reading and the first negatives count). A run stopped
+    at the cap spent its last seconds on a stage it never finished, so there the
+    finished stages' own seconds alone count (which leaves its start out, in its favour).
+
+    Examples
+    --------
+    >>> seconds_to({"wall_s": 100.0, "stage_seconds": [10, 20, 30]}, 2)
+    70.0
+    >>> seconds_to({"wall_s": 900.0, "code": "capped", "stage_seconds": [10, 20, 30]}, 2)
+    30.0
+    """
+    done = stats.get("stage_seconds", [])
+    if stats.get("code") == "capped":
+        return round(float(sum(done[:stages])), 1)
+    return round(float(stats["wall_s"]) - sum(done[stages:]), 1)
+
+
+def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path) -> dict:
+    """When the cascade of ``stats`` (a trainers' entry with its ``xml``) got to
+    ``target`` false alarms per megapixel of ``pictures``: the stages, the seconds, and
+    the rates measured on the way."""
+    n_stages = len(stats.get("stage_seconds", []))
+    xml = Path(stats["xml"])
+
+    def rate_of(k: int) -> float:
+        cut = xml if k == n_stages else prefix_cascade(xml, k, folder / f"{xml.stem}_{k}.xml")
+        return round(false_alarms_per_mpx(cut, pictures), 3)
+
+    stages, rates = first_stage_at(rate_of, n_stages, target)
+    return {"target": target, "stages": stages,
+            "seconds": None if stages is None else seconds_to(stats, stages),
+            "rates": {str(k): rates[k] for k in sorted(rates)}}
+
+
+def reach_opencv(run: dict, pictures: list, folder: Path) -> dict:
+    """For each cascade: the stages and seconds its trainer took to get down to the
+    held-out false alarms of ``opencv_traincascade``'s cascade (its last stage within the
+    cap), measured on its own prefixes (:mod:`benchmarks.trainer_stages`)."""
+    target = run["false_alarms_per_mpx"].get(f"{run['size']}: opencv_traincascade")
+    if target is None:
+        return {}
+    greys = [read_grey(path) for path in pictures]
+    return {name: reach(stats, greys, target, folder)
+            for name, stats in run["trainers"].items()
+            if stats.get("xml") and Path(stats["xml"]).exists() and stats.get("stage_seconds")}
+
+
+def reach_table(results: dict) -> list[str]:
+    """The time each trainer took to reach OpenCV's held-out false alarms."""
+    lines = ["", "Time to `opencv_traincascade`'s held-out false alarms per megapixel "
+             "(its cascade's; each cascade's first stages, cut from its XML, run by OpenCV):",
+             "", "| positives | trainer | target FA / Mpx | stages | seconds | "
+             "/ OpenCV's seconds | FA / Mpx after k stages |", "|---|---|---|---|---|---|---|"]
+    for run in results["runs"]:
+        reached = run.get("reach", {})
+        opencv = reached.get("opencv_traincascade", {}).get("seconds")
+        for name, row in reached.items():
+            ratio = (f"{row['seconds'] / opencv:.2f}x" if opencv and row["seconds"]
+                     else "not reached")
+            rates = ", ".join(f"{k}: {r}" for k, r in row["rates"].items())
+            lines.append(f"| {run['size']} | {name} | {row['target']} | "
+                         f"{row['stages'] or ''} | {row['seconds'] or ''} | {ratio} | "
+                         f"{rates} |")
+    return lines if any(run.get("reach") for run in results["runs"]) else []
+
