@@ -37,11 +37,11 @@ def prefix_cascade(xml: str | Path, stages: int, out: str | Path) -> Path:
     """
     tree = ElementTree.parse(xml)
     cascade = tree.getroot().find("cascade")
-    held = cascade.find("stages")
-    if not 1 <= stages <= len(held):
-        raise ValueError(f"{xml} has {len(held)} stages; cannot keep {stages}")
-    for stage in list(held)[stages:]:
-        held.remove(stage)
+    stages_node = cascade.find("stages")
+    if not 1 <= stages <= len(stages_node):
+        raise ValueError(f"{xml} has {len(stages_node)} stages; cannot keep {stages}")
+    for stage in list(stages_node)[stages:]:
+        stages_node.remove(stage)
     cascade.find("stageNum").text = str(stages)
     tree.write(out, encoding="unicode", xml_declaration=True)
     return Path(out)
@@ -59,11 +59,13 @@ def false_alarms_per_mpx(xml: str | Path, pictures: list[np.ndarray]) -> float:
     return found / (sum(grey.size for grey in pictures) / 1e6)
 
 
-def first_stage_at(rate_of: Callable[[int], float], n_stages: int, target: float):
-    """``(k or None, rates)``: the fewest stages whose false alarms are at most ``target``,
-    by bisection (a stage only removes windows, so the rate falls with ``k``; the
-    grouping can break that by a box or two), and every rate measured on the way,
-    ``{k: rate}``. None: even all ``n_stages`` stay above ``target``.
+def first_stage_at(rate_of: Callable[[int], float], n_stages: int,
+                   target: float) -> tuple[int | None, dict[int, float]]:
+    """``(k or None, rates)``: by bisection, a number of stages ``k`` whose false alarms
+    are at most ``target`` while ``k - 1`` stages' are over it (or ``k = 1``), and every
+    rate measured on the way, ``{k: rate}``. None: even all ``n_stages`` stay above
+    ``target``. A stage only removes windows, so the rate falls with ``k`` and ``k`` is
+    the fewest; the grouping can break that by a box or two.
 
     Examples
     --------
@@ -87,7 +89,8 @@ def seconds_to(stats: dict, stages: int) -> float:
     """The trainer's wall seconds until it had ``stages`` stages: its whole run less the
     stages after them (its start, reading and the first negatives count). A run stopped
     at the cap spent its last seconds on a stage it never finished, so there the
-    finished stages' own seconds alone count (which leaves its start out, in its favour).
+    finished stages' own seconds alone count (its log's clock: its start is left out, in
+    its favour, as are its unfinished stage's seconds).
 
     Examples
     --------
@@ -106,11 +109,15 @@ def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path) 
     """When the cascade of ``stats`` (a trainers' entry with its ``xml``) got to
     ``target`` false alarms per megapixel of ``pictures``: the stages, the seconds, and
     the rates measured on the way."""
-    n_stages = len(stats.get("stage_seconds", []))
     xml = Path(stats["xml"])
+    n_stages = len(ElementTree.parse(xml).getroot().find("cascade/stages"))
+    if n_stages != len(stats.get("stage_seconds", [])):
+        raise ValueError(f"{xml} holds {n_stages} stages, its trainer's record "
+                         f"{len(stats.get('stage_seconds', []))}")
 
-    def rate_of(k: int) -> float:
-        cut = xml if k == n_stages else prefix_cascade(xml, k, folder / f"{xml.stem}_{k}.xml")
+    def rate_of(k: int) -> float:   # cut files named by the trainer's folder
+        cut = xml if k == n_stages else prefix_cascade(
+            xml, k, folder / f"{xml.parent.name}_{xml.stem}_{k}.xml")
         return round(false_alarms_per_mpx(cut, pictures), 3)
 
     stages, rates = first_stage_at(rate_of, n_stages, target)
@@ -119,14 +126,14 @@ def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path) 
             "rates": {str(k): rates[k] for k in sorted(rates)}}
 
 
-def reach_opencv(run: dict, pictures: list, folder: Path) -> dict:
+def reach_opencv(run: dict, picture_paths: list, folder: Path) -> dict:
     """For each cascade: the stages and seconds its trainer took to get down to the
     held-out false alarms of ``opencv_traincascade``'s cascade (its last stage within the
     cap), measured on its own prefixes (:mod:`benchmarks.trainer_stages`)."""
     target = run["false_alarms_per_mpx"].get(f"{run['size']}: opencv_traincascade")
     if target is None:
         return {}
-    greys = [read_grey(path) for path in pictures]
+    greys = [read_grey(path) for path in picture_paths]
     return {name: reach(stats, greys, target, folder)
             for name, stats in run["trainers"].items()
             if stats.get("xml") and Path(stats["xml"]).exists() and stats.get("stage_seconds")}
@@ -142,11 +149,13 @@ def reach_table(results: dict) -> list[str]:
         reached = run.get("reach", {})
         opencv = reached.get("opencv_traincascade", {}).get("seconds")
         for name, row in reached.items():
-            ratio = (f"{row['seconds'] / opencv:.2f}x" if opencv and row["seconds"]
-                     else "not reached")
+            if row["stages"] is None:
+                stages = seconds = ratio = "not reached"
+            else:
+                stages, seconds = row["stages"], row["seconds"]
+                ratio = f"{seconds / opencv:.2f}x" if opencv else ""
             rates = ", ".join(f"{k}: {r}" for k, r in row["rates"].items())
-            lines.append(f"| {run['size']} | {name} | {row['target']} | "
-                         f"{row['stages'] or ''} | {row['seconds'] or ''} | {ratio} | "
-                         f"{rates} |")
+            lines.append(f"| {run['size']} | {name} | {row['target']} | {stages} | "
+                         f"{seconds} | {ratio} | {rates} |")
     return lines if any(run.get("reach") for run in results["runs"]) else []
 

@@ -17,7 +17,8 @@ of wall time (a stopped ``opencv_traincascade`` keeps the stages it finished):
 - ``opencv_traincascade`` with the tutorial's flags: ``-featureType HAAR -mode ALL
   -numStages 20 -minHitRate 0.995 -maxFalseAlarmRate 0.5``, ``-numPos`` 0.9 N, ``-numNeg``
   N, 2 threads, 1 GiB buffers;
-- ``facedetect traincascade`` with the same flags and files, and (trainer ``heldout``) with
+- ``facedetect traincascade`` with the same flags and files (``-numStages`` from
+  ``--our-stages``), and (trainer ``heldout``) with
   ``--heldout-negatives N`` too: each stage measures its rate on N more fresh negatives;
 - ``train-detector --recipe object`` on the same windows as a folder, exported by
   ``export-opencv``;

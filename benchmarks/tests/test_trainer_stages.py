@@ -10,7 +10,7 @@ import pytest
 from skimage import data
 
 from benchmarks.trainer_stages import (false_alarms_per_mpx, first_stage_at, prefix_cascade,
-                                       seconds_to)
+                                       reach_opencv, reach_table, seconds_to)
 
 FRONTAL = Path(cv2.data.haarcascades) / "haarcascade_frontalface_default.xml"
 
@@ -34,13 +34,22 @@ def test_a_prefix_accepts_what_the_whole_accepts_and_more(tmp_path):
         prefix_cascade(FRONTAL, n_stages + 1, tmp_path / "more.xml")
 
 
+def test_a_prefix_keeps_the_first_stages_and_says_how_many(tmp_path):
+    whole = ElementTree.parse(FRONTAL).getroot().find("cascade")
+    cut = ElementTree.parse(prefix_cascade(FRONTAL, 3, tmp_path / "p3.xml")).getroot()
+    assert cut.find("cascade/stageNum").text == "3"
+    assert ([ElementTree.tostring(s) for s in cut.find("cascade/stages")]
+            == [ElementTree.tostring(s) for s in list(whole.find("stages"))[:3]])
+
+
 @pytest.mark.skipif(not FRONTAL.exists(), reason="OpenCV's cascades are not installed")
 def test_the_rate_counts_detect_multi_scale_boxes_per_megapixel():
-    grey = data.camera()
-    boxes = cv2.CascadeClassifier(str(FRONTAL)).detectMultiScale(grey, 1.1, 3,
-                                                                 minSize=(19, 19))
-    assert false_alarms_per_mpx(FRONTAL, [grey, grey]) == pytest.approx(
-        2 * len(boxes) / (2 * grey.size / 1e6))
+    pictures = [data.astronaut()[..., 1], data.camera()[:300, :400]]
+    cascade = cv2.CascadeClassifier(str(FRONTAL))
+    found = [len(cascade.detectMultiScale(p, 1.1, 3, minSize=(19, 19))) for p in pictures]
+    assert found[0] != found[1] * pictures[0].size / pictures[1].size   # not a mean of rates
+    assert false_alarms_per_mpx(FRONTAL, pictures) == pytest.approx(
+        sum(found) / (sum(p.size for p in pictures) / 1e6))
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -59,3 +68,27 @@ def test_a_capped_run_counts_its_finished_stages_alone():
     stats = {"wall_s": 50.0, "stage_seconds": [5, 10, 20]}
     assert [seconds_to(stats, k) for k in (1, 2, 3)] == [20.0, 30.0, 50.0]
     assert seconds_to(dict(stats, code="capped"), 2) == 15.0
+
+
+def test_the_table_gives_each_trainer_its_time_to_opencvs_rate(tmp_path):
+    path = tmp_path / "picture.png"
+    cv2.imwrite(str(path), data.astronaut()[..., 1])
+    n_stages = len(ElementTree.parse(FRONTAL).getroot().find("cascade/stages"))
+    seconds = [1.0] * n_stages
+    run = {"size": "9", "false_alarms_per_mpx": {"9: opencv_traincascade": 4.0},
+           "trainers": {"opencv_traincascade": {"xml": str(FRONTAL), "wall_s": 50.0,
+                                                "stage_seconds": seconds, "code": "capped"},
+                        "ours": {"xml": str(FRONTAL), "wall_s": 50.0,
+                                 "stage_seconds": seconds},
+                        "dlib": {"model": "dlib.svm"}}}
+    run["reach"] = reach_opencv(run, [path], tmp_path)
+    assert set(run["reach"]) == {"opencv_traincascade", "ours"}   # dlib has no stages
+    rates = {int(k): r for k, r in run["reach"]["ours"]["rates"].items()}
+    k = run["reach"]["ours"]["stages"]
+    assert rates[k] <= 4.0 < rates[k - 1]
+    assert run["reach"]["ours"]["seconds"] == 50.0 - (n_stages - k)
+    assert run["reach"]["opencv_traincascade"]["seconds"] == k   # its log's clock alone
+    rows = [line for line in reach_table({"runs": [run]}) if line.startswith("| 9 |")]
+    assert [row.split(" | ")[5] for row in rows] == ["1.00x", f"{(50.0 - n_stages + k) / k:.2f}x"]
+    run["reach"]["ours"]["stages"] = None
+    assert "not reached" in reach_table({"runs": [run]})[-1]
