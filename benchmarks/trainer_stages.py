@@ -13,11 +13,10 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Callable
 
-import cv2
 import numpy as np
 from facedetect.images import read_grey
 
-from .peer_detectors import OPENCV_MIN_SIZE, OPENCV_SCALE
+from .peer_detectors import opencv_cascade
 
 
 def prefix_cascade(xml: str | Path, stages: int, out: str | Path) -> Path:
@@ -48,14 +47,11 @@ def prefix_cascade(xml: str | Path, stages: int, out: str | Path) -> Path:
 
 
 def false_alarms_per_mpx(xml: str | Path, pictures: list[np.ndarray]) -> float:
-    """Boxes per megapixel that ``detectMultiScale(grey, 1.1, 3)`` (min size as the
-    trainers' table runs it) finds on face-free grey ``pictures``."""
-    cascade = cv2.CascadeClassifier(str(xml))
-    if cascade.empty():
-        raise ValueError(f"OpenCV cannot read {xml}")
-    found = sum(len(cascade.detectMultiScale(grey, OPENCV_SCALE, 3,
-                                             minSize=(OPENCV_MIN_SIZE,) * 2))
-                for grey in pictures)
+    """Boxes per megapixel that the cascade finds on face-free grey ``pictures``, run as
+    the trainers' table runs it (:func:`~benchmarks.peer_detectors.opencv_cascade`:
+    ``detectMultiScale(grey, 1.1, 3)``)."""
+    cascade = opencv_cascade(str(xml), str(xml))
+    found = sum(len(cascade.boxes(grey)) for grey in pictures)
     return found / (sum(grey.size for grey in pictures) / 1e6)
 
 
@@ -105,10 +101,12 @@ def seconds_to(stats: dict, stages: int) -> float:
     return round(float(stats["wall_s"]) - sum(done[stages:]), 1)
 
 
-def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path) -> dict:
+def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path,
+          whole_rate: float | None = None) -> dict:
     """When the cascade of ``stats`` (a trainers' entry with its ``xml``) got to
     ``target`` false alarms per megapixel of ``pictures``: the stages, the seconds, and
-    the rates measured on the way."""
+    the rates measured on the way. ``whole_rate``: the whole cascade's rate where the
+    trainers' table measured it already (it is not measured again)."""
     xml = Path(stats["xml"])
     n_stages = len(ElementTree.parse(xml).getroot().find("cascade/stages"))
     if n_stages != len(stats.get("stage_seconds", [])):
@@ -116,6 +114,8 @@ def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path) 
                          f"{len(stats.get('stage_seconds', []))}")
 
     def rate_of(k: int) -> float:   # cut files named by the trainer's folder
+        if k == n_stages and whole_rate is not None:
+            return whole_rate
         cut = xml if k == n_stages else prefix_cascade(
             xml, k, folder / f"{xml.parent.name}_{xml.stem}_{k}.xml")
         return round(false_alarms_per_mpx(cut, pictures), 3)
@@ -134,7 +134,8 @@ def reach_opencv(run: dict, picture_paths: list, folder: Path) -> dict:
     if target is None:
         return {}
     greys = [read_grey(path) for path in picture_paths]
-    return {name: reach(stats, greys, target, folder)
+    return {name: reach(stats, greys, target, folder,
+                        run["false_alarms_per_mpx"].get(f"{run['size']}: {name}"))
             for name, stats in run["trainers"].items()
             if stats.get("xml") and Path(stats["xml"]).exists() and stats.get("stage_seconds")}
 
@@ -158,4 +159,3 @@ def reach_table(results: dict) -> list[str]:
             lines.append(f"| {run['size']} | {name} | {row['target']} | {stages} | "
                          f"{seconds} | {ratio} | {rates} |")
     return lines if any(run.get("reach") for run in results["runs"]) else []
-

@@ -88,6 +88,9 @@ def test_the_table_gives_each_trainer_its_time_to_opencvs_rate(tmp_path):
     assert rates[k] <= 4.0 < rates[k - 1]
     assert run["reach"]["ours"]["seconds"] == 50.0 - (n_stages - k)
     assert run["reach"]["opencv_traincascade"]["seconds"] == k   # its log's clock alone
+    # the whole cascade's rate is the table's, not measured again
+    assert run["reach"]["opencv_traincascade"]["rates"][str(n_stages)] == 4.0
+    assert rates[n_stages] != 4.0
     rows = [line for line in reach_table({"runs": [run]}) if line.startswith("| 9 |")]
     assert [row.split(" | ")[5] for row in rows] == ["1.00x", f"{(50.0 - n_stages + k) / k:.2f}x"]
     run["reach"]["ours"]["stages"] = None
