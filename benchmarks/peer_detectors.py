@@ -182,6 +182,8 @@ def ours(name: str) -> Detector:
     import facedetect
     from facedetect.detector import detect_faces, params_for, scanner_for
     model = facedetect.load_model(name)
+    if model.verifier is not None:
+        return _verified(name, model)
     shipped = params_for(model)
     scanner = scanner_for(model, shipped)
 
@@ -198,6 +200,24 @@ def ours(name: str) -> Detector:
 
     return Detector(name, lambda grey: grey, at, knobs, shipped.threshold, "ours",
                     detect=lambda grey: detect_faces(grey, model, shipped, scanner).boxes)
+
+
+def _verified(name: str, model) -> Detector:
+    """A model with a verifier; knob: the joint score. The proposer's scan does not
+    depend on it, so one scan keeps every proposal with its joint score, and each knob
+    keeps those above it: exactly what ``detect --threshold T`` prints."""
+    import facedetect
+    every = facedetect.Detector(model, max_pixels=None, threshold=-1e9)
+    shipped = facedetect.Detector(model, max_pixels=None)
+
+    def scan(grey):
+        found = every.find(grey)
+        return _as_boxes(found.boxes), np.asarray(found.scores, np.float64)
+
+    floor = model.verifier.threshold - 12
+    return Detector(name, scan, _above, lambda raws: _score_knobs(raws, floor),
+                    shipped.verified_threshold, "ours",
+                    detect=lambda grey: shipped.find(grey).boxes)
 
 
 def peers(names: list[str]) -> list[Detector]:

@@ -69,14 +69,18 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
                              "rejection thresholds (slower, no approximation)")
 
 
-def detector_from(args, model=None):
+def detector_from(args, model=None, verifier: bool | None = None):
     """The prepared :class:`~facedetect.detector._api.Detector` for the flags given, the
-    rest from the model (as ``facedetect.detect`` prepares it)."""
+    rest from the model (as ``facedetect.detect`` prepares it); ``verifier`` None: as
+    ``--no-verifier`` says."""
     from ..detector._api import Detector   # the scanner's kernels load when a command runs
+    if verifier is None:
+        verifier = not getattr(args, "no_verifier", False)
     # A refused setting is an InvalidScanSetting naming its parameter: run_safely says it
     # as the flag that gave it.
     return Detector(model if model is not None else args.model, exact=args.exact,
                     max_pixels=getattr(args, "max_pixels", DEFAULT_MAX_PIXELS),
+                    verifier=verifier,
                     scale_factor=args.scale_factor, step=args.step,
                     min_size=args.min_size, max_size=args.max_size,
                     threshold=args.threshold, min_neighbors=args.min_neighbors,
@@ -86,6 +90,9 @@ def detector_from(args, model=None):
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", help="image files or folders")
     add_scan_options(parser)
+    parser.add_argument("--no-verifier", action="store_true",
+                        help="a model with a verifier: run its one-stage model alone, at "
+                             "its own operating point (what export-opencv writes)")
     parser.add_argument("--output", help="annotated copy: a file (one image) or a folder")
     parser.add_argument("--max-pixels", type=bounded_int(*MAX_PIXELS_LIMITS["max_pixels"][1:3]),
                         default=DEFAULT_MAX_PIXELS, metavar="N",
@@ -205,15 +212,13 @@ def _compile_scanner(detector, prog: str, quiet: bool) -> None:
 
     import numpy as np
 
-    from ..detector._api import find_faces
     width, height = detector.model.window
     notice = threading.Timer(COMPILE_NOTICE_SECONDS, lambda: print(
         COMPILE_NOTICE.format(prog=prog), file=sys.stderr, flush=True))
     if not quiet:
         notice.start()
     try:
-        find_faces(np.zeros((2 * height, 2 * width), np.uint8), detector.model,
-                   detector.params, detector.scanner)
+        detector.find(np.zeros((2 * height, 2 * width), np.uint8))
     except FacedetectError:
         pass   # a setting no window meets: each picture says so itself
     finally:
@@ -226,13 +231,11 @@ def _detect_one(path: Path, detector, args, out: Path | None, prog: str, before_
     A picture that cannot be read is left out; one whose copy cannot be written (a full
     disk) keeps its boxes, and the run goes on to the next."""
     from ..detector._annotate import annotate
-    from ..detector._api import find_faces
     from ..images import read_colour, read_grey
     try:
         grey = read_grey(path, args.max_pixels)
         before_scan()
-        found = find_faces(grey, detector.model, detector.params, detector.scanner,
-                           str(path))
+        found = detector.find(grey, str(path))
     except FacedetectError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return None, True

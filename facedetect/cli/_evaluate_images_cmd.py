@@ -7,6 +7,7 @@ import csv
 from dataclasses import replace
 import io
 import json
+import sys
 
 import numpy as np
 
@@ -126,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
     if not annotations:
         raise FacedetectError(f"{args.annotations}: no annotated faces")
     images = evaluation_images(args.images_dir, annotations)
-    detector = detector_from(args)
+    # Its curves regroup the raw windows at each threshold: the one-stage model's
+    detector = detector_from(args, verifier=False)
+    if detector.model.verifier is not None:
+        print(f"{args.prog}: note: this scores the model's one-stage form; its verifier "
+              "is not run here (benchmarks.peers measures it)", file=sys.stderr)
     model, params, scanner = detector.model, detector.params, detector.scanner
     if args.curve or args.calibrate:
         low = min(params.threshold, 0.0)

@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
           f"stumps in all{_repeats(model, exported, stages)}{levels}, last stage threshold "
           f"{threshold:g}; face box: the window scaled by {scale:g} about its centre, moved "
           f"down {shift:g} of its side")
+    if model.verifier is not None:
+        print(f"{out} holds the one-stage model: OpenCV's cascade format cannot hold the "
+              "verifier, so it runs as detect --no-verifier does")
     return 0
 
 

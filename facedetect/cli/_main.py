@@ -17,10 +17,12 @@ from . import _paper_cmd as paper_cmd
 from . import _show_cmd as show_cmd
 from . import _sweep_cmd as sweep_cmd
 from . import _train_cmd as train_cmd
+from . import _verifier_cmd as verifier_cmd
 from ._common import OneLineErrorParser, run_safely
 
-COMMAND_MODULES = [train_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd, sweep_cmd,
-                   paper_cmd, show_cmd, export_cmd, calibrate_cmd, data_cmd, opencv_cmd]
+COMMAND_MODULES = [train_cmd, verifier_cmd, detect_cmd, evaluate_cmd, evaluate_images_cmd,
+                   sweep_cmd, paper_cmd, show_cmd, export_cmd, calibrate_cmd, data_cmd,
+                   opencv_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

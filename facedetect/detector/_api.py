@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import replace
 from importlib import resources
@@ -19,8 +20,8 @@ import numpy as np
 from ..errors import FacedetectError
 from ..images import DEFAULT_MAX_PIXELS
 from ._image_input import InvalidImage, checked_max_pixels, grey_pixels
-from ._multiscale import (DetectionParams, Detections, detect_faces, params_for, scan_best,
-                          scanner_for)
+from ._detections import Detections
+from ._multiscale import DetectionParams, detect_faces, params_for, scan_best, scanner_for
 from ._params import check_setting_names
 from ._model import HaarDetectorModel
 from ._scan import LevelScanner
@@ -169,15 +170,25 @@ class Detector:
         Exact early rejection only: ignore the model's learnt rejection thresholds.
     max_pixels : int or None
         Refuse image files above this many pixels before decoding them.
+    verifier : bool
+        Run the model's verifier where it has one (False: the one-stage model alone,
+        at its own operating point, as ``--no-verifier``).
     **settings
         Scan settings in place of the model's own image operating point
-        (:class:`DetectionParams` fields); None keeps the model's.
+        (:class:`DetectionParams` fields); None keeps the model's. With a verifier,
+        ``threshold`` is the verified score's: the proposer scans at its own.
 
     Attributes
     ----------
     model : HaarDetectorModel
+    verifier : Verifier or None
+        The model's second look at each face, where it has one and it is wanted.
+    scan_model : HaarDetectorModel
+        The model as the scan runs it: ``model``, or with a verifier its proposer.
     params : DetectionParams
-        The settings :meth:`detect` uses, checked once.
+        The settings the scan uses, checked once.
+    verified_threshold : float or None
+        The verified score a face must pass (None without a verifier).
     scanner : LevelScanner
         The compiled scan, reused by every call.
 
@@ -204,24 +215,49 @@ class Detector:
     """
 
     def __init__(self, model=None, *, exact: bool = False,
-                 max_pixels: int | None = DEFAULT_MAX_PIXELS, **settings):
-        if not isinstance(exact, bool):
-            raise FacedetectError(f"exact must be True or False, got {exact!r}")
+                 max_pixels: int | None = DEFAULT_MAX_PIXELS, verifier: bool = True,
+                 **settings):
+        for name, value in (("exact", exact), ("verifier", verifier)):
+            if not isinstance(value, bool):
+                raise FacedetectError(f"{name} must be True or False, got {value!r}")
         self.max_pixels = checked_max_pixels(max_pixels)
         self.model = load_model(model)
         self.exact = exact
-        self.params = params_for(self.model, **settings)
-        self.scanner = scanner_for(self.model, self.params, pruning=not exact)
+        # A verified model scans at its proposer's threshold; a threshold given is the
+        # verified score's (what a face must pass at the end).
+        self.verifier = self.model.verifier if verifier else None
+        self.scan_model = (self.model if self.verifier is None
+                           else self.verifier.proposer(self.model))
+        self.params = params_for(self.scan_model, **self._scan_settings(settings))
+        self.verified_threshold = (None if self.verifier is None else
+                                   self._verified_threshold(settings.get("threshold")))
+        self.scanner = scanner_for(self.scan_model, self.params, pruning=not exact)
+
+    def _scan_settings(self, settings: dict) -> dict:
+        """The settings that go to the scan: with a verifier, all but the threshold."""
+        return (settings if self.verifier is None
+                else {k: v for k, v in settings.items() if k != "threshold"})
+
+    def _verified_threshold(self, threshold) -> float | None:
+        """A verified score's threshold (checked as a scan threshold is), or the
+        verifier's own where None."""
+        if threshold is None:
+            return self.verifier.threshold
+        replace(self.params, threshold=threshold).validate()
+        return float(threshold)
 
     def __repr__(self) -> str:
+        verified = "" if self.verifier is None else (
+            f", verifier={self.verifier.model.n_stumps} stumps at "
+            f"{self.verified_threshold:.4g}")
         return (f"Detector(window={self.model.window}, stumps={self.model.n_stumps}, "
-                f"exact={self.exact}, params={self.params!r})")
+                f"exact={self.exact}, params={self.params!r}{verified})")
 
     def settings(self, **overrides) -> tuple[DetectionParams, LevelScanner]:
         """The settings and scanner of one call: this detector's own where ``overrides``
         change nothing (or are None); a scanner is built anew only where the threshold,
         the neighbour margin or the step change."""
-        given = {k: v for k, v in overrides.items() if v is not None}
+        given = {k: v for k, v in self._scan_settings(overrides).items() if v is not None}
         if not given:
             return self.params, self.scanner
         check_setting_names(given)
@@ -232,7 +268,7 @@ class Detector:
             return self.params, self.scanner
         if not changed & set(_SCANNER_FIELDS):
             return params, self.scanner
-        return params, scanner_for(self.model, params, pruning=not self.exact)
+        return params, scanner_for(self.scan_model, params, pruning=not self.exact)
 
     def detect(self, image, **overrides) -> Detections:
         """Faces in one image.
@@ -248,10 +284,44 @@ class Detector:
         -------
         Detections
         """
-        params, scanner = self.settings(**overrides)
         source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
-        return find_faces(grey_pixels(image, self.max_pixels), self.model, params, scanner,
-                          source)
+        return self.find(grey_pixels(image, self.max_pixels), source, **overrides)
+
+    def find(self, grey: np.ndarray, source: str = "image", **overrides) -> Detections:
+        """Faces in grey pixels already read (``detect`` reads the image first): the
+        scan, then the verifier's second look where the model has one.
+
+        Parameters
+        ----------
+        grey : (h, w) uint8 array
+        source : str
+            The image's name, for a refusal.
+        **overrides
+            Scan settings for this call only (:class:`DetectionParams` fields); with a
+            verifier, ``threshold`` is the verified score's.
+
+        Returns
+        -------
+        Detections
+            With a verifier, each face's score is the proposer's plus the verifier's
+            weighted decision.
+
+        Examples
+        --------
+        >>> detector = Detector("default")
+        >>> len(detector.find(np.zeros((48, 48), np.uint8)))   # flat grey: no face
+        0
+        """
+        params, scanner = self.settings(**overrides)
+        found = find_faces(grey, self.scan_model, params, scanner, source)
+        if self.verifier is None:
+            return found
+        start = time.perf_counter()
+        threshold = overrides.get("threshold")
+        verified = self.verifier.verify(grey, found, self.verified_threshold
+                                        if threshold is None
+                                        else self._verified_threshold(threshold))
+        return replace(verified, seconds=found.seconds + time.perf_counter() - start)
 
     def raw_windows(self, image, limit: int | None = None, **overrides):
         """The windows :meth:`detect` groups, before grouping: every window scoring above
@@ -296,26 +366,26 @@ _CACHED_DETECTORS = 8
 _DETECTORS_LOCK = threading.Lock()   # detect() may be called from several threads
 
 
-def cached_detector(model="default", exact: bool = False) -> Detector:
+def cached_detector(model="default", exact: bool = False, verifier: bool = True) -> Detector:
     """The prepared detector of a shipped model or model file (a loaded model: prepared
     now), kept while the file is unchanged."""
     if isinstance(model, HaarDetectorModel):
-        return Detector(model, exact=exact)
+        return Detector(model, exact=exact, verifier=verifier)
     path = model_path(model)
     try:
         stat = path.stat()
     except OSError:
-        return Detector(path, exact=exact)   # load_model says what is wrong
+        return Detector(path, exact=exact, verifier=verifier)   # load_model says what is wrong
     # A file rewritten in place with its size and time kept (cp -p, rsync -t, tar) has
     # another change time, which no copy can set, or another inode.
     key = (str(path.resolve()), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
-           stat.st_ctime_ns, exact)
+           stat.st_ctime_ns, exact, verifier)
     with _DETECTORS_LOCK:
         found = _DETECTORS.get(key)
         if found is not None:
             _DETECTORS.move_to_end(key)
             return found
-    detector = Detector(path, exact=exact)   # loaded outside the lock
+    detector = Detector(path, exact=exact, verifier=verifier)   # loaded outside the lock
     with _DETECTORS_LOCK:
         _DETECTORS[key] = detector
         while len(_DETECTORS) > _CACHED_DETECTORS:
@@ -324,7 +394,8 @@ def cached_detector(model="default", exact: bool = False) -> Detector:
 
 
 def detect(image, model="default", *, exact: bool = False,
-           max_pixels: int | None = DEFAULT_MAX_PIXELS, **overrides) -> Detections:
+           max_pixels: int | None = DEFAULT_MAX_PIXELS, verifier: bool = True,
+           **overrides) -> Detections:
     """Find faces in an image, as the ``detect`` command does.
 
     The model file is read once: later calls with the same file (unchanged since) reuse
@@ -341,10 +412,14 @@ def detect(image, model="default", *, exact: bool = False,
         Exact early rejection only: ignore the model's learnt rejection thresholds.
     max_pixels : int or None
         Refuse image files above this many pixels before decoding them.
+    verifier : bool
+        Run the model's verifier where it has one (False: the one-stage model alone,
+        at its own operating point).
     **overrides
         Scan settings in place of the model's own image operating point:
         ``scale_factor``, ``step``, ``min_size``, ``max_size``, ``threshold``,
-        ``min_neighbors``, ``neighbor_margin`` (see :class:`DetectionParams`).
+        ``min_neighbors``, ``neighbor_margin`` (see :class:`DetectionParams`); with a
+        verifier, ``threshold`` is the verified score's.
 
     Returns
     -------
@@ -377,7 +452,8 @@ def detect(image, model="default", *, exact: bool = False,
     [157, 57, 138, 138]
     """
     max_pixels = checked_max_pixels(max_pixels)
-    detector = cached_detector(model, exact)
-    params, scanner = detector.settings(**overrides)
+    if not isinstance(verifier, bool):
+        raise FacedetectError(f"verifier must be True or False, got {verifier!r}")
+    detector = cached_detector(model, exact, verifier)
     source = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "image"
-    return find_faces(grey_pixels(image, max_pixels), detector.model, params, scanner, source)
+    return detector.find(grey_pixels(image, max_pixels), source, **overrides)

@@ -161,6 +161,14 @@ class HaarDetectorModel:
             document[name] = dict(document.get(name) or {}, **copy.deepcopy(change))
         return dataclasses.replace(self, document=reseal(document))
 
+    @functools.cached_property
+    def verifier(self):
+        """The model file's :class:`~facedetect.detector._verifier.Verifier`, or None (a
+        one-stage model)."""
+        from ._verifier import Verifier
+        section = self.document.get("verifier")
+        return None if section is None else Verifier.from_section(section, type(self))
+
     @property
     def detection(self) -> dict:
         """Everything the detector reads besides the stumps' features (the model file's

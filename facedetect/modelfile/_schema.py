@@ -13,6 +13,7 @@ from ._calibration import check_calibration, migrate_to_3
 from ._detection import check_detection, migrate
 from ._fields import MAX_ALPHA, MAX_STUMPS, MAX_THRESHOLD, fail, is_finite, is_int, is_list
 from ._registry import FILE_ALGORITHMS
+from ._verifier import check_verifier
 
 FORMAT = "facedetect-model"
 VERSION = 3
@@ -23,7 +24,7 @@ READABLE_VERSIONS = (1, 2, 3)
 ALGORITHM_NAMES = FILE_ALGORITHMS   # facedetect.modelfile._registry
 TOP_LEVEL = {"format", "version", "algorithm", "selection", "search", "cost", "classes",
              "n_features", "stumps", "features", "training", "operating_point", "detection",
-             "calibration", "sha256"}
+             "calibration", "verifier", "sha256"}
 
 CBCL_WINDOW = 19
 # The calibration maps an operating point may store (training.operating_point fits them).
@@ -121,6 +122,10 @@ def check_document(document, path) -> dict:
     _check_training(path, document.get("training", {}))
     _check_operating_point(path, document.get("operating_point"))
     check_calibration(path, document.get("calibration"))
+    if "verifier" in document:
+        if features.get("kind") != "haar":
+            fail(path, "only a model of Haar features scans images: it has no verifier")
+        check_verifier(path, document["verifier"], len(stumps), check_document)
     return document
 
 

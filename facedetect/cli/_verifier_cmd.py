@@ -1,0 +1,103 @@
+"""``facedetect train-verifier MODEL --out FILE``: a second look for a one-stage face model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import FacedetectError
+from ._common import bounded_int, check_writable, finite_float
+
+def add_parser(subparsers) -> None:
+    from ..pipeline._verifier_config import VerifierConfig   # plain data: no numpy
+    defaults = VerifierConfig()
+    parser = subparsers.add_parser(
+        "train-verifier", help="train a verifier: a second look at each face a model finds",
+        description="Propose, then verify: scan with MODEL at a permissive threshold and "
+                    "train a second AdaBoostDB model (same cost) on a patch with more "
+                    "context around each proposal, from the training faces MODEL was "
+                    "trained on and windows it raises on the mining pictures. The weight "
+                    "and threshold of the joint score are chosen on the calibration faces "
+                    "and pictures at MODEL's own false-alarm target. OUT is MODEL with a "
+                    "verifier section: detect runs both, --no-verifier the one-stage "
+                    "model, and export-opencv still writes the one-stage model.")
+    parser.add_argument("model", help="a one-stage face model file, or a shipped model's name")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the verified model")
+    parser.add_argument("--faces", metavar="DIR",
+                        help="the faces from the wild MODEL was trained on (default: found "
+                             "as train-detector finds them)")
+    parser.add_argument("--data", metavar="DIR",
+                        help="CBCL's data MODEL was trained on (default: found as "
+                             "train-detector finds it)")
+    parser.add_argument("--negatives", metavar="DIR",
+                        help="face-free pictures (default: found as train-detector finds "
+                             "them); the mining part gives negatives, the calibration part "
+                             "the operating point, the held-out fifth is never read")
+    parser.add_argument("--propose-at", type=finite_float, default=defaults.propose_at,
+                        metavar="T", help="the proposer's threshold (default "
+                                          f"{defaults.propose_at:g})")
+    parser.add_argument("--mine-at", type=finite_float, default=defaults.mine_at, metavar="T",
+                        help=f"negatives: windows MODEL raises at T (default "
+                             f"{defaults.mine_at:g})")
+    parser.add_argument("--context", type=finite_float, default=defaults.context,
+                        help=f"patch side in window sides, 1 to 4 (default "
+                             f"{defaults.context:g})")
+    parser.add_argument("--size", type=bounded_int(8, 128), default=defaults.size,
+                        help=f"patch side in pixels (default {defaults.size})")
+    parser.add_argument("--rounds", type=bounded_int(1, 10_000), default=defaults.rounds,
+                        help=f"boosting rounds (default {defaults.rounds})")
+    parser.add_argument("--features", type=bounded_int(1, 10_000_000),
+                        default=defaults.features,
+                        help=f"Haar features drawn from the patch's pool (default "
+                             f"{defaults.features:,})")
+    parser.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=defaults.seed,
+                        help=f"seed of the features and negatives drawn (default "
+                             f"{defaults.seed})")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--json", action="store_true", help="print the record as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..data._cbcl import load_cbcl
+    from ..data._wild_faces import find_faces_folder, load_wild_faces
+    from ..detector._api import load_model, model_path
+    from ..pipeline._bootstrap import NegativeSet
+    from ..pipeline._verifier import train_verifier
+    from ..pipeline._verifier_config import VerifierConfig
+
+    def warn(line):
+        print(f"{args.prog}: {line}", file=sys.stderr)
+    config = VerifierConfig(propose_at=args.propose_at, mine_at=args.mine_at,
+                            context=args.context, size=args.size, rounds=args.rounds,
+                            features=args.features, seed=args.seed)
+    config.validate()   # before the data is read
+    source = model_path(args.model)   # the file read: never written over
+    model = load_model(source)
+    out = check_writable(args.out, "--out")
+    if Path(out).resolve() == source.resolve():
+        raise FacedetectError(f"--out {args.out} is the model file itself: name another file")
+    folder = find_faces_folder(args.faces)
+    if folder is None:
+        raise FacedetectError("no faces folder found: give --faces DIR (the faces MODEL "
+                              "was trained on)")
+    faces = load_wild_faces(folder, warn=warn, progress=not args.quiet)
+    negatives = NegativeSet.find(args.negatives, warn=warn)
+    if not negatives.calibration:
+        raise FacedetectError("the negatives have no calibration part: give --negatives DIR")
+    verified, record = train_verifier(model, load_cbcl(args.data), faces, negatives, config,
+                                      progress=not (args.quiet or args.json))
+    verified.save(out)
+    if args.json:
+        print(json.dumps({"out": str(out), **record}, indent=2))
+        return 0
+    print(f"wrote {out}: a verifier of {verified.verifier.model.n_stumps} stumps on "
+          f"{config.size}x{config.size} patches {config.context:g} windows wide, from "
+          f"{record['positives']:,} positives and {record['negatives']:,} negatives; kept "
+          f"when the score plus {record['weight']:g} x the verifier's passes "
+          f"{record['threshold']:g} ({record['calibration_recall']:.3f} of the calibration "
+          f"faces at {record['target_false_alarms_per_megapixel']:g} false alarms per "
+          f"megapixel of the calibration pictures)")
+    return 0

@@ -1,0 +1,37 @@
+"""A verifier's training settings: plain data, read by ``train-verifier --help`` without
+numpy (the training itself: :mod:`._verifier`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..errors import FacedetectError
+
+__all__ = ["ROOMY_SOURCES", "VerifierConfig"]
+
+ROOMY_SOURCES = ("mtfl", "mtfl-sun2013", "caltech-webfaces")   # crops >= 3 eye distances
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifierConfig:
+    """How a verifier is trained (``train-verifier``'s flags; the defaults measured in
+    ``benchmarks/results/verifier.md``)."""
+
+    propose_at: float = 15.0
+    mine_at: float = 8.0
+    context: float = 1.4
+    size: int = 40
+    rounds: int = 600
+    features: int = 40_000
+    per_picture: int = 40
+    weights: tuple = (0.5, 1.0, 2.0, 4.0)
+    target: float | None = None   # FA/Mpx; None: the model's image operating point's
+    seed: int = 0
+    memory: int = 8 * 2 ** 30
+
+    def validate(self) -> None:
+        if not self.mine_at < self.propose_at:
+            raise FacedetectError("mine_at must be below propose_at: the negatives are "
+                                  "windows the proposer nearly raises")
+        if not 1.0 <= self.context <= 4.0 or not 8 <= self.size <= 128:
+            raise FacedetectError("context must be 1 to 4 window sides and size 8 to 128")

@@ -1,0 +1,226 @@
+"""Propose and verify: the verifier's patches, its scores, its model-file section and the
+detector that runs it, each against an independent reference."""
+
+import copy
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import facedetect
+from facedetect.detector._api import Detector
+from facedetect.detector._model import HaarDetectorModel
+from facedetect.detector._verifier import context_patches
+from facedetect.errors import FacedetectError
+from facedetect.haar import feature_matrix, haar_feature_pool
+from facedetect.modelfile._io import load_document, reseal
+from facedetect.pipeline._verifier import (choose_operating_point, fit_verifier_model,
+                                           lowest_meeting, threshold_meeting)
+from facedetect.pipeline._verifier_config import VerifierConfig
+
+from . import test_detector_scan
+
+astronaut = test_detector_scan.astronaut
+SIZE = 16
+CONFIG = VerifierConfig(size=SIZE, rounds=8, features=300, memory=2 ** 30, context=1.5)
+
+
+def _toy_patches(n: int, seed: int):
+    """Faces-to-be: a dark band across the upper half; the rest noise."""
+    rng = np.random.default_rng(seed)
+    noise = rng.integers(0, 256, (2 * n, SIZE, SIZE)).astype(np.uint8)
+    positives = noise[:n].copy()
+    positives[:, 4:7, 2:14] //= 4
+    return positives, noise[n:]
+
+
+@pytest.fixture(scope="module")
+def patch_model():
+    positives, negatives = _toy_patches(60, 0)
+    return fit_verifier_model(positives, negatives, CONFIG, (1.0, 10.0))
+
+
+@pytest.fixture(scope="module")
+def verified(patch_model):
+    """The shipped Haar model with a toy verifier: proposes at 15 without learnt
+    rejection."""
+    document = copy.deepcopy(facedetect.load_model("haar").document)
+    nested = reseal({k: v for k, v in patch_model.document.items() if k != "sha256"})
+    document["verifier"] = {"proposer": {"threshold": 15.0}, "context": CONFIG.context,
+                            "weight": 2.0, "threshold": 22.0, "model": nested,
+                            "training": {"toy": True}}
+    return HaarDetectorModel.from_document(reseal(document))
+
+
+def test_a_patch_of_one_window_is_the_window_and_a_wider_one_reflects_the_border():
+    grey = np.random.default_rng(1).integers(0, 256, (30, 40)).astype(np.uint8)
+    assert (context_patches(grey, [[5, 7, 12, 12]], 1.0, 12)[0] == grey[7:19, 5:17]).all()
+    # numpy's "reflect" is OpenCV's BORDER_REFLECT_101; twice the side, shrunk by 2:
+    # the mean of each 2x2 block
+    padded = np.pad(grey.astype(float), 6, mode="reflect")
+    wide = padded[0:24, 0:24]   # a 12-pixel window at (0, 0), 24 pixels of context
+    expected = wide.reshape(12, 2, 12, 2).mean(axis=(1, 3))
+    found = context_patches(grey, [[0, 0, 12, 12]], 2.0, 12)[0].astype(float)
+    assert np.abs(found - expected).max() <= 0.5 + 1e-9
+
+
+def test_the_verifier_scores_what_training_computed(patch_model):
+    """Its stumps on the training path's feature values (feature_matrix of the pool)."""
+    patches = np.concatenate(_toy_patches(20, 5))
+    pool = haar_feature_pool(SIZE, SIZE)
+    indices = np.random.default_rng(CONFIG.seed).choice(len(pool), CONFIG.features,
+                                                        replace=False)
+    subset = pool.subset(np.sort(indices))
+    stumps = patch_model.document["stumps"]
+    values = feature_matrix(patches, subset, progress=False)[
+        :, [s["feature"] for s in stumps]]
+    expected = sum(s["alpha"] * np.where(values[:, t] > s["threshold"], s["polarity"],
+                                         -s["polarity"]) for t, s in enumerate(stumps))
+    np.testing.assert_allclose(patch_model.decision_function(patches), expected, atol=1e-9)
+    positives, negatives = _toy_patches(40, 9)   # and it learnt the band
+    assert (patch_model.decision_function(positives).mean()
+            > patch_model.decision_function(negatives).mean())
+
+
+def test_detect_runs_the_proposer_then_the_verifier(verified, astronaut):
+    grey = astronaut
+    proposer = Detector(facedetect.load_model("haar").with_detection({"rejection": None}),
+                        verifier=False, threshold=15.0)
+    proposals = proposer.find(grey)
+    verifier = verified.verifier
+    patches = context_patches(grey, proposals.windows, verifier.context, SIZE)
+    joint = proposals.scores + 2.0 * verifier.model.decision_function(patches)
+    found = Detector(verified).detect(astronaut)
+    np.testing.assert_array_equal(found.boxes, proposals.boxes[joint > 22.0])
+    np.testing.assert_allclose(found.scores, joint[joint > 22.0])
+    assert len(proposals) > len(found) > 0
+    every = Detector(verified, threshold=-1e6).detect(astronaut)   # the final threshold
+    assert len(every) == len(proposals)
+    assert len(facedetect.detect(astronaut, verified, threshold=1e6)) == 0
+
+
+def test_without_the_verifier_it_is_the_one_stage_model(verified, astronaut):
+    alone = Detector(verified, verifier=False).detect(astronaut)
+    shipped = Detector("haar").detect(astronaut)
+    np.testing.assert_array_equal(alone.boxes, shipped.boxes)
+    np.testing.assert_array_equal(alone.scores, shipped.scores)
+    assert Detector(verified, verifier=False).verifier is None
+    with pytest.raises(FacedetectError, match="verifier must be True or False"):
+        Detector(verified, verifier="no")
+
+
+def test_a_verified_model_file_round_trips(verified, tmp_path):
+    path = verified.save(tmp_path / "verified.json")
+    loaded = facedetect.load_model(path)
+    assert loaded.verifier.model.n_stumps == CONFIG.rounds
+    assert loaded.verifier.threshold == 22.0 and loaded.verifier.weight == 2.0
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda v: v.update(context=0.5), "verifier.context"),
+    (lambda v: v.update(weight=-1.0), "verifier.weight"),
+    (lambda v: v.update(weight=0), "verifier.weight"),
+    (lambda v: v.update(threshold="high"), "verifier.threshold"),
+    (lambda v: v.pop("training"), "verifier must hold"),
+    (lambda v: v.update(proposer={}), "verifier.proposer"),
+    (lambda v: v.update(proposer={"threshold": 15.0, "rejection": {"reference": 0.0}}),
+     "verifier.proposer.rejection"),
+    (lambda v: v["model"].update(cost=[1.0, -2.0]), "checksum"),
+    (lambda v: v.update(model=reseal(dict(v["model"], cost=[1.0, -2.0]))), "cost"),
+    (lambda v: v.update(model=reseal(dict(v["model"], verifier={}))), "without a verifier"),
+    (lambda v: v.update(model=reseal(dict(v["model"], detection=dict(
+        v["model"]["detection"], window=[16, 17])))), "window"),
+])
+def test_a_broken_verifier_section_is_refused_in_one_line(verified, tmp_path, change,
+                                                          message):
+    document = copy.deepcopy(verified.document)
+    change(document["verifier"])
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(reseal(document)))
+    with pytest.raises(FacedetectError, match=message) as refused:
+        load_document(path)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_threshold_meets_the_target_as_a_brute_force_sweep_finds():
+    rng = np.random.default_rng(3)
+    pictures = [(None, rng.normal(20, 5, n), rng.normal(0, 2, n), 0.5)
+                for n in rng.integers(0, 30, 12)]
+    megapixels = 0.5 * len(pictures)
+    for weight in (0.5, 2.0):
+        joint = np.concatenate([s + weight * v for _, s, v, _ in pictures])
+        candidates = np.sort(np.r_[joint.min() - 1, joint])
+        for target in (0.5, 3.0, 20.0):
+            # the lowest candidate from which every higher candidate meets the target
+            meets = [all((joint > c).sum() / megapixels <= target for c in candidates[i:])
+                     for i in range(len(candidates))]
+            expected = candidates[meets.index(True)] if any(meets) else candidates[-1]
+            found = threshold_meeting(pictures, weight, target)
+            assert (joint > found).sum() == (joint > expected).sum()
+            assert (joint > found).sum() / megapixels <= target
+    assert lowest_meeting(np.array([5.0, 5.0]), 1.0) == 1
+
+
+def test_the_weight_that_finds_most_calibration_faces_is_kept(monkeypatch):
+    import facedetect.pipeline._verifier as module
+    monkeypatch.setattr(module, "recall_at", lambda faces, crops, w, t: {2.0: 0.9}.get(w, 0.5))
+    pictures = [(None, np.array([20.0, 30.0]), np.array([1.0, -1.0]), 1.0)]
+    point = choose_operating_point(None, [], pictures, VerifierConfig(), 1.0)
+    assert point["weight"] == 2.0 and point["calibration_recall"] == 0.9
+    assert (np.array([22.0, 28.0]) > point["threshold"]).sum() <= 1
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "facedetect", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_commands_run_or_leave_out_the_verifier(verified, tmp_path, astronaut):
+    model = verified.save(tmp_path / "verified.json")
+    Image.fromarray(astronaut).save(tmp_path / "a.png")
+    both = run_cli("detect", str(tmp_path / "a.png"), "--model", str(model), "--json")
+    alone = run_cli("detect", str(tmp_path / "a.png"), "--model", str(model), "--json",
+                    "--no-verifier")
+    shipped = run_cli("detect", str(tmp_path / "a.png"), "--json", "--model", "haar")
+    assert both.returncode == alone.returncode == shipped.returncode == 0, both.stderr
+    faces = [len(json.loads(r.stdout)[0]["faces"]) for r in (both, alone, shipped)]
+    assert faces[0] == len(Detector(verified).detect(astronaut))
+    assert json.loads(alone.stdout)[0]["faces"] == json.loads(shipped.stdout)[0]["faces"]
+    exported = run_cli("export-opencv", str(model), str(tmp_path / "v.xml"))
+    assert exported.returncode == 0, exported.stderr
+    assert "cannot hold the verifier" in exported.stdout
+    refused = run_cli("train-verifier", str(model), "--out", str(tmp_path / "again.json"),
+                      "--mine-at", "30")
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_the_positives_come_from_training_crops_only(monkeypatch):
+    """Held-out and calibration faces are never cut into positives; a proposal that does
+    not hold both eyes is no positive; each positive comes with its mirror."""
+    from types import SimpleNamespace
+
+    from facedetect.data._wild_faces import calibration_mask, heldout_mask
+    from facedetect.detector._detections import Detections
+    from facedetect.pipeline._verifier import positive_patches
+    groups = [f"person{k}" for k in range(400)]
+    crops = [np.full((48, 48), k % 256, np.uint8) for k in range(400)]
+    sources = ["mtfl" if k % 3 else "utkface" for k in range(400)]
+    faces = SimpleNamespace(groups=groups, crops=crops, sources=np.array(sources),
+                            eyes=np.tile([18.0, 20.0, 30.0, 20.0], (400, 1)))
+    seen = []
+
+    class Proposer:
+        def find(self, grey):
+            seen.append(int(grey[0, 0]))
+            boxes = np.array([[10.0, 10.0, 28.0, 28.0], [0.0, 0.0, 8.0, 8.0]])
+            return Detections(boxes, np.array([20.0, 30.0]), np.array([3, 3]),
+                              np.array([[12, 12, 24, 24], [0, 0, 8, 8]]), 2, 10, 0.0)
+    patches = positive_patches(Proposer(), faces, CONFIG, lambda items, what: items)
+    excluded = heldout_mask(groups) | calibration_mask(groups)
+    expected = [k for k in range(400) if not excluded[k] and sources[k] == "mtfl"]
+    assert seen == [k % 256 for k in expected]
+    assert len(patches) == 2 * len(expected)
+    assert (patches[1::2] == patches[0::2][:, :, ::-1]).all()
