@@ -36,6 +36,7 @@ END_TO_END = {
     "train": "test_train_then_evaluate_on_the_heldout_split",
     "evaluate": "test_train_then_evaluate_on_the_heldout_split",
     "detect": "test_detect_command_on_the_astronaut",
+    "train-verifier": "test_train_verifier_command_end_to_end",
     "evaluate-images": "test_evaluate_images_with_opencv_baseline",
     "sweep": "test_small_sweep_writes_tables_and_picture",
     "paper": "test_paper_cli_small_run_and_bad_input",

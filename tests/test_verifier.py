@@ -224,3 +224,35 @@ def test_the_positives_come_from_training_crops_only(monkeypatch):
     assert seen == [k % 256 for k in expected]
     assert len(patches) == 2 * len(expected)
     assert (patches[1::2] == patches[0::2][:, :, ::-1]).all()
+
+
+def test_train_verifier_command_end_to_end(tmp_path, monkeypatch, capsys, cbcl_dir):
+    """The command on the shipped default, its data cut small (a few hundred faces and
+    pictures): it writes a model whose verifier detect runs."""
+    import dataclasses
+
+    from facedetect.cli._main import main
+    from facedetect.data import _wild_faces
+    from facedetect.pipeline import _bootstrap, _recalibrate
+
+    from .conftest import needs_data
+    faces_dir, negatives_dir = needs_data("faces"), needs_data("negatives")
+    load = _wild_faces.load_wild_faces
+    monkeypatch.setattr(_wild_faces, "load_wild_faces", lambda *a, **k: (
+        lambda faces: faces.subset(np.arange(len(faces.crops)) % 90 == 0))(load(*a, **k)))
+    find = _bootstrap.NegativeSet.find
+    monkeypatch.setattr(_bootstrap.NegativeSet, "find", classmethod(
+        lambda cls, *a, **k: (lambda n: dataclasses.replace(
+            n, mining=n.mining[:6], calibration=n.calibration[:4]))(find(*a, **k))))
+    # the default's training faces need all the data: no proposer rejection here
+    monkeypatch.setattr(_recalibrate, "training_faces_of", lambda *a: (None, None))
+    out = tmp_path / "verified.json"
+    code = main(["train-verifier", "default", "--out", str(out), "--faces", str(faces_dir),
+                 "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--rounds", "5",
+                 "--features", "500", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert f"wrote {out}" in capsys.readouterr().out
+    model = facedetect.load_model(out)
+    assert model.verifier.model.n_stumps == 5 and model.verifier.weight in (0.5, 1, 2, 4)
+    found = facedetect.detect(np.full((64, 64), 128, np.uint8), out)
+    assert len(found) == 0
