@@ -106,6 +106,29 @@ def test_the_feature_matrix_sums_the_pixels_and_equals_the_scanners_arithmetic()
     np.testing.assert_array_equal(feature_matrix(windows, subset, progress=False), direct)
 
 
+def test_haar_values_in_blocks_of_features_are_the_values_at_once(monkeypatch):
+    """The gathers run a block of features at a time; a block of 7 (30 windows, 210
+    elements) splits the features unevenly and must change nothing, nor the stumps of
+    one stage scored alone (their own tables: the stage has no tilted feature)."""
+    from facedetect.detector import _model
+    pool = haar_feature_pool(19, 19, ALL_FEATURE_TYPES + CHANNEL_TYPES)
+    subset = pool.subset(np.sort(np.random.default_rng(3).choice(len(pool), 300, False)))
+    features = [subset.feature(i) for i in range(len(subset))]
+    windows = np.random.default_rng(4).integers(0, 256, (30, 19, 19)).astype(np.uint8)
+    at_once = _model.haar_values(windows, features, (19, 19), tilted=subset.tilted,
+                                 channels=subset.channels)
+    monkeypatch.setattr(_model, "GATHER_ELEMENTS", 210)
+    np.testing.assert_array_equal(_model.haar_values(
+        windows, features, (19, 19), tilted=subset.tilted, channels=subset.channels),
+        at_once)
+    upright = np.flatnonzero(~subset.tilted)
+    np.testing.assert_array_equal(_model.haar_values(
+        windows, [features[i] for i in upright], (19, 19), tilted=subset.tilted[upright],
+        channels=subset.channels[upright]), at_once[:, upright])
+    with pytest.raises(ValueError, match="outside the 19x19 window"):
+        _model.haar_values(windows, [[(15, 0, 5, 4, 1.0)]], (19, 19))
+
+
 def test_a_window_cut_out_has_the_channel_sums_of_the_picture_inside_its_border():
     rng = np.random.default_rng(5)
     picture = rng.integers(0, 256, (40, 50)).astype(np.uint8)

@@ -67,6 +67,20 @@ def test_a_patch_of_one_window_is_the_window_and_a_wider_one_reflects_the_border
     assert np.abs(found - expected).max() <= 0.5 + 1e-9
 
 
+def test_patches_cut_together_are_the_picture_reflected_about_each_border():
+    """One padded copy serves every patch: each is numpy's reflection of the picture,
+    whichever border (or none) it passes and however far the others pass theirs."""
+    grey = np.random.default_rng(2).integers(0, 256, (30, 40)).astype(np.uint8)
+    windows = np.array([[-3, 4, 12, 12], [30, 25, 12, 12], [10, 10, 12, 12],
+                        [0, -9, 12, 12], [35, 0, 12, 12]])
+    padded = np.pad(grey, 40, mode="reflect")
+    found = context_patches(grey, windows, 2.0, 24)
+    for (x, y, w, h), patch in zip(windows, found):   # side 24 = size: no resizing
+        x0, y0 = x + w // 2 - 12 + 40, y + h // 2 - 12 + 40
+        assert (patch == padded[y0:y0 + 24, x0:x0 + 24]).all()
+    assert context_patches(grey, np.zeros((0, 4)), 2.0, 24).shape == (0, 24, 24)
+
+
 def test_the_verifier_scores_what_training_computed(patch_model):
     """Its stumps on the training path's feature values (feature_matrix of the pool)."""
     patches = np.concatenate(_toy_patches(20, 5))

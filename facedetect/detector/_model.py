@@ -14,7 +14,7 @@ import numpy as np
 
 from ..haar import integral_image, squared_integral_image
 from ..haar._features import corner_weights
-from ..haar._channels import CHANNEL_TYPES, stack_channel_integrals
+from ..haar._channels import stack_channel_integrals
 from ..haar._integral import normalization_factors, tilted_integral_image
 from ..modelfile._io import calibrated_probability, load_document, reseal, save_document
 
@@ -83,6 +83,21 @@ class HaarDetectorModel:
         marks = self.document.get("features", {}).get("channels")
         return (np.full(self.n_stumps, -1, np.int64) if marks is None
                 else np.asarray(marks, dtype=np.int64))
+
+    @functools.cached_property
+    def _gathers(self) -> dict:
+        return {}
+
+    def gathers(self, start: int = 0, stop: int | None = None) -> tuple:
+        """Where the corners of stumps ``start:stop`` lie in the integral images that
+        :func:`haar_values` stacks for them (:func:`corner_gathers`), worked out once per
+        model: the verifier scores a few patches per picture."""
+        stop = self.n_stumps if stop is None else stop
+        if (start, stop) not in self._gathers:
+            self._gathers[start, stop] = corner_gathers(
+                self.rects[start:stop], self.window, self.tilted[start:stop],
+                self.channels[start:stop])
+        return self._gathers[start, stop]
 
     @functools.cached_property
     def framing(self) -> float:
@@ -325,7 +340,7 @@ class HaarDetectorModel:
         """(n_windows, n_stumps) float32 values of the stumps' features, normalised as in
         training (raw sum times float32(1/nf))."""
         return haar_values(windows, self.rects, self.window, self.normalize, self.tilted,
-                           self.channels)
+                           self.channels, self.gathers())
 
     def running_scores(self, windows: np.ndarray) -> np.ndarray:
         """(n_windows, n_stumps): the score after each stump, added stump by stump in the
@@ -350,7 +365,8 @@ class HaarDetectorModel:
         ends = self.stage_ends()
         start, stop = (ends[stage - 1] + 1 if stage else 0), ends[stage] + 1
         values = haar_values(windows, self.rects[start:stop], self.window, self.normalize,
-                             self.tilted[start:stop], self.channels[start:stop])
+                             self.tilted[start:stop], self.channels[start:stop],
+                             self.gathers(start, stop))
         votes = self.alphas[start:stop] * self.polarities[start:stop].astype(np.float64)
         outputs = np.where(values > self.thresholds[start:stop], votes, -votes)
         running = np.zeros(len(outputs))
@@ -425,12 +441,13 @@ class HaarDetectorModel:
 
 
 def haar_values(windows: np.ndarray, features, window, normalize: bool = True,
-                tilted=None, channels=None) -> np.ndarray:
+                tilted=None, channels=None, gathers: tuple | None = None) -> np.ndarray:
     """(n_windows, n_features) float32 values of Haar features (each a list of ``(x, y, w,
     h, weight)`` rectangles, summed over the tilted integral image where ``tilted`` marks
     them, over gradient channel ``channels[t]`` where it is not -1) on ``windows``, exactly
     as the scanner computes them: integer rectangle sums weighted and added in float32,
-    times float32(1/nf)."""
+    times float32(1/nf). ``gathers``: :func:`corner_gathers` of the features, where the
+    caller keeps them."""
     windows = np.asarray(windows)
     width, height = window
     if windows.ndim != 3 or windows.shape[1:] != (height, width):
@@ -439,20 +456,63 @@ def haar_values(windows: np.ndarray, features, window, normalize: bool = True,
     channels = (np.full(len(features), -1) if channels is None
                 else np.asarray(channels, np.int64))
     ii = integral_image(windows)
-    turned = tilted_integral_image(windows) if tilted.any() else None
-    gradients = (stack_channel_integrals(windows).reshape(
-        len(windows), len(CHANNEL_TYPES), height + 1, width + 1) if (channels >= 0).any() else None)
+    block = (height + 1) * (width + 1)
+    blocks = [ii.reshape(len(windows), block)]   # one row of every table a feature reads
+    if tilted.any():
+        blocks.append(tilted_integral_image(windows).reshape(len(windows), block))
+    if (channels >= 0).any():
+        blocks.append(stack_channel_integrals(windows))
+    tables = np.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
+    corners, signs, weights = (corner_gathers(features, window, tilted, channels)
+                               if gathers is None else gathers)
     values = np.zeros((len(windows), len(features)), dtype=np.float32)
-    for t, feature in enumerate(features):
-        table = (turned if tilted[t] else ii if channels[t] < 0
-                 else gradients[:, channels[t]])
-        total = np.zeros(len(windows), dtype=np.float32)
-        for rect in feature:
-            sums = sum(sign * table[:, cy, cx]
-                       for cx, cy, sign in corner_weights(rect, bool(tilted[t])))
-            total += np.float32(rect[4]) * sums.astype(np.float32)
-        values[:, t] = total
+    # a block of features at a time: each gather is (windows, block) int64
+    step = max(1, GATHER_ELEMENTS // max(len(windows), 1))
+    for lo in range(0, len(features), step):
+        hi = min(lo + step, len(features))
+        total = values[:, lo:hi]
+        for k in range(corners.shape[0]):   # rectangle by rectangle, as the scanner adds
+            sums = sum(signs[k, c, lo:hi] * tables[:, corners[k, c, lo:hi]]
+                       for c in range(4))
+            total += weights[k, lo:hi] * sums.astype(np.float32)
     if normalize:
         nf = normalization_factors(ii, squared_integral_image(windows), width, height)
         values *= (1.0 / nf).astype(np.float32)[:, None]
     return values
+
+
+GATHER_ELEMENTS = 1 << 22   # about 32 MiB of int64 per gathered corner
+
+
+def corner_gathers(features, window, tilted: np.ndarray, channels: np.ndarray):
+    """``(corners, signs, weights)``, each ``(rectangles, 4 corners, features)`` (weights
+    ``(rectangles, features)`` float32): where each rectangle's corners lie in the row
+    of tables :func:`haar_values` stacks (the upright integral image, then the tilted one
+    where any feature is tilted, then the seven channels'), with their signs and the
+    rectangle's weight. A feature with fewer rectangles has weight 0 in the rest.
+
+    Examples
+    --------
+    >>> corners, signs, weights = corner_gathers([[(0, 0, 1, 1, 1.0)]], (2, 2),
+    ...                                          np.zeros(1, bool), np.full(1, -1))
+    >>> corners[0, :, 0].tolist(), signs[0, :, 0].tolist()   # 3x3 integral image
+    ([0, 1, 3, 4], [1, -1, -1, 1])
+    """
+    width, height = window
+    block = (height + 1) * (width + 1)
+    first_channel = 1 + bool(np.any(tilted))
+    n_rects = max((len(f) for f in features), default=1)
+    corners = np.zeros((n_rects, 4, len(features)), np.int64)
+    signs = np.zeros((n_rects, 4, len(features)), np.int64)
+    weights = np.zeros((n_rects, len(features)), np.float32)
+    for t, feature in enumerate(features):
+        table = (1 if tilted[t] else 0) if channels[t] < 0 else first_channel + channels[t]
+        for k, rect in enumerate(feature):
+            for c, (cx, cy, sign) in enumerate(corner_weights(rect, bool(tilted[t]))):
+                if not (0 <= cx <= width and 0 <= cy <= height):
+                    raise ValueError(f"feature {t} reaches outside the {width}x{height} "
+                                     "window")
+                corners[k, c, t] = table * block + cy * (width + 1) + cx
+                signs[k, c, t] = sign
+            weights[k, t] = rect[4]
+    return corners, signs, weights

@@ -49,18 +49,23 @@ def context_patches(grey: np.ndarray, windows: np.ndarray, context: float,
     >>> context_patches(grey, [[0, 0, 4, 4]], 2.0, 8).shape   # passes the top left corner
     (1, 8, 8)
     """
-    windows = np.asarray(windows).reshape(-1, 4)
+    windows = np.asarray(windows, np.float64).reshape(-1, 4)
     out = np.empty((len(windows), size, size), np.uint8)
-    for k, (x, y, w, h) in enumerate(windows):
-        side = max(int(round(w * context)), 1)
-        x0, y0 = int(round(x + w / 2 - side / 2)), int(round(y + h / 2 - side / 2))
-        pad = max(0, -x0, -y0, x0 + side - grey.shape[1], y0 + side - grey.shape[0])
-        # a reflected copy of the picture only where the patch passes its border
-        padded = (cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
-                  if pad else grey)
-        region = padded[y0 + pad:y0 + pad + side, x0 + pad:x0 + pad + side]
-        out[k] = cv2.resize(region, (size, size), interpolation=cv2.INTER_AREA
-                            if side > size else cv2.INTER_LINEAR)
+    if not len(windows):
+        return out
+    x, y, w, h = windows.T
+    sides = np.maximum(np.round(w * context), 1).astype(np.int64)
+    x0 = np.round(x + w / 2 - sides / 2).astype(np.int64)
+    y0 = np.round(y + h / 2 - sides / 2).astype(np.int64)
+    pad = int(max(0, (-x0).max(), (-y0).max(), (x0 + sides - grey.shape[1]).max(),
+                  (y0 + sides - grey.shape[0]).max()))
+    # one reflected copy of the picture for every patch that passes its border
+    padded = (cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
+              if pad else grey)
+    for k, (left, top, side) in enumerate(zip(x0 + pad, y0 + pad, sides)):
+        out[k] = cv2.resize(padded[top:top + side, left:left + side], (size, size),
+                            interpolation=cv2.INTER_AREA if side > size
+                            else cv2.INTER_LINEAR)
     return out
 
 
