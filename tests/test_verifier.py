@@ -270,3 +270,50 @@ def test_train_verifier_command_end_to_end(tmp_path, monkeypatch, capsys, cbcl_d
     assert model.verifier.model.n_stumps == 5 and model.verifier.weight in (0.5, 1, 2, 4)
     found = facedetect.detect(np.full((64, 64), 128, np.uint8), out)
     assert len(found) == 0
+
+
+def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
+        tmp_path, monkeypatch, capsys, cbcl_dir):
+    """``train-detector --verifier``: the model it trains (here the shipped default, as
+    the boosting itself is tested elsewhere) gets a verifier from the data the run found,
+    written over ``--out``, and the summary says so."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from facedetect.cli._main import main
+    from facedetect.data import _wild_faces
+    from facedetect.pipeline import _bootstrap, _recalibrate, _train, _verifier
+    from facedetect.pipeline._verifier_config import VerifierConfig
+
+    from .conftest import needs_data
+    faces_dir, negatives_dir = needs_data("faces"), needs_data("negatives")
+    load = _wild_faces.load_wild_faces
+    monkeypatch.setattr(_wild_faces, "load_wild_faces", lambda *a, **k: (
+        lambda faces: faces.subset(np.arange(len(faces.crops)) % 90 == 0))(load(*a, **k)))
+    find = _bootstrap.NegativeSet.find
+    monkeypatch.setattr(_bootstrap.NegativeSet, "find", classmethod(
+        lambda cls, *a, **k: (lambda n: dataclasses.replace(
+            n, mining=n.mining[:6], calibration=n.calibration[:4]))(find(*a, **k))))
+    monkeypatch.setattr(_recalibrate, "training_faces_of", lambda *a: (None, None))
+    seen = {}
+
+    def trained(plan, out, **kwargs):
+        seen["faces"] = len(plan.faces.crops)
+        model = facedetect.load_model("default")
+        model.save(out)
+        return SimpleNamespace(model=model, train_counts={"faces": 1, "non_faces": 1},
+                               seconds=1.0, feature_seconds=0.0, phases=[],
+                               scratch_bytes=0)
+    monkeypatch.setattr(_train, "train_detector", trained)
+    real = _verifier.train_verifier
+    monkeypatch.setattr(_verifier, "train_verifier", lambda *a, **k: real(
+        *a, config=VerifierConfig(rounds=5, features=500), **k))
+    out = tmp_path / "both.json"
+    code = main(["train-detector", "--verifier", "--out", str(out), "--faces", str(faces_dir),
+                 "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--quiet"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "verifier: " in printed.out and "detect runs both" in printed.out
+    model = facedetect.load_model(out)
+    assert model.verifier.model.n_stumps == 5
+    assert 0 < seen["faces"] < 1000   # the plan's faces: every 90th of 26,980

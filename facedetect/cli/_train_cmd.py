@@ -20,6 +20,7 @@ from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMI
 from ..pipeline._settings import MEMORY_BOUNDS_GB, RUN_LIMITS, RunOptions
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from ._recipe_args import chosen_recipe, config_from, expert_flag_lines
+from ._verifier_cmd import verifier_line, verify_trained
 from ._common import (bounded_int, field_type, check_not_run_file, check_writable,
                      created_folder, describe_operating_point, finite_float, parse_cost,
                      feature_share, scheduler, standalone_main)
@@ -183,6 +184,11 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                             "on the calibration part of the negative pictures (default "
                             f"{RECIPE.target_false_alarms_per_megapixel:g}; facedetect "
                             "calibrate sets it again on a trained model)")
+    group.add_argument("--verifier", action="store_true",
+                       help="then train a verifier on the model (a second look at each "
+                            "face it finds, as train-verifier trains one with its defaults, "
+                            "about 13 minutes more on 2 cores) and write the model with it; "
+                            "one-stage models of faces from the wild only")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -260,6 +266,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workers and args.scheduler:
         raise FacedetectError("--workers starts a local cluster, --scheduler joins one: "
                               "give one of them")
+    if args.verifier and (args.stages or recipe.faces != "wild"):
+        raise FacedetectError("--verifier verifies a one-stage model of faces from the "
+                              f"wild (--recipe faces or opencv), not --recipe {recipe.name}"
+                              + (" --stages" if args.stages else ""))
     if args.stages:
         # A cascade's window is its positives' and its faces are framed as they were cut.
         config = replace(config, window=args.window, framing=None)
@@ -279,15 +289,20 @@ def run(args: argparse.Namespace) -> int:
     # Resolved once: the settings checked, the data found and split, the window set.
     plan = plan_training(config, args.data, faces=faces, negatives=args.negatives or FIND,
                          warn=warn, progress=not quiet, settings_checked=True)
+    if args.verifier and (plan.negatives is None or not plan.negatives.calibration):
+        raise FacedetectError("--verifier chooses its operating point on the calibration "
+                              "part of the face-free pictures: give --negatives DIR")
     # The default folder is created only now that the settings and the data are known
     # good, and removed again if training fails.
     with _model_folder(args), exclusive_output(out), _cluster(args, options):
         log(_faces_line(args, plan))   # once the run is sure to start: an error stays one line
         result = train_detector(plan, out=out, resume=args.resume, progress=not quiet,
                                 options=options)
+        verified = (verify_trained(plan, result.model, out, quiet) if args.verifier
+                    else None)
     config = plan.config
     _say_expert_flags(args, warn)   # after the run, so that a refusal stays one line
-    _report(args, out, config, result)
+    _report(args, out, config, result, verified)
     return 0
 
 
@@ -387,8 +402,9 @@ def _image_point(model) -> dict | None:
     return None if point is None else without_stump_lists(point)
 
 
-def _report(args, out, config: TrainConfig, result) -> None:
-    """The trained model's summary, as text or JSON."""
+def _report(args, out, config: TrainConfig, result, verified: dict | None = None) -> None:
+    """The trained model's summary, as text or JSON (``verified``: the verifier's
+    record, where one was trained)."""
     summary = {"model": str(out), "cost": list(config.cost), "algorithm": config.algorithm,
                "selection": config.selection, "rounds": result.model.n_stumps,
                "train_windows": result.train_counts,
@@ -400,6 +416,8 @@ def _report(args, out, config: TrainConfig, result) -> None:
                "feature_seconds": round(result.feature_seconds, 1),
                "phases": result.phases, "scratch_bytes": int(result.scratch_bytes),
                "peak_rss_gib": round(peak_rss_gib(), 3)}
+    if verified is not None:
+        summary["verifier"] = {k: v for k, v in verified.items() if k != "config"}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -424,6 +442,9 @@ def _report(args, out, config: TrainConfig, result) -> None:
         else:
             print("no image operating point (no bootstrapping): detect will scan at the "
                   "window threshold")
+        if verified is not None:
+            print(f"verifier: {verifier_line(verified)}; detect runs both, --no-verifier "
+                  "the one-stage model")
 
 
 def add_parser(subparsers) -> None:

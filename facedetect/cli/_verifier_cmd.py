@@ -95,9 +95,25 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {out}: a verifier of {verified.verifier.model.n_stumps} stumps on "
           f"{config.size}x{config.size} patches {config.context:g} windows wide, from "
-          f"{record['positives']:,} positives and {record['negatives']:,} negatives; kept "
-          f"when the score plus {record['weight']:g} x the verifier's passes "
-          f"{record['threshold']:g} ({record['calibration_recall']:.3f} of the calibration "
-          f"faces at {record['target_false_alarms_per_megapixel']:g} false alarms per "
-          f"megapixel of the calibration pictures)")
+          f"{verifier_line(record)}")
     return 0
+
+
+def verifier_line(record: dict) -> str:
+    """What a verifier's training record says, in one line's words."""
+    return (f"{record['positives']:,} positives and {record['negatives']:,} negatives; kept "
+            f"when the score plus {record['weight']:g} x the verifier's passes "
+            f"{record['threshold']:g} ({record['calibration_recall']:.3f} of the calibration "
+            f"faces at {record['target_false_alarms_per_megapixel']:g} false alarms per "
+            f"megapixel of the calibration pictures)")
+
+
+def verify_trained(plan, model, out: Path, quiet: bool) -> dict:
+    """``train-detector --verifier``: a verifier for the model just written to ``out``,
+    trained on the plan's data with train-verifier's defaults and written over it (the
+    one-stage model stays there if this fails): its training record."""
+    from ..pipeline._verifier import train_verifier
+    verified, record = train_verifier(model, plan.cbcl, plan.faces, plan.negatives,
+                                      progress=not quiet)
+    verified.save(out)
+    return record
