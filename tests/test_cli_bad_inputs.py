@@ -146,6 +146,9 @@ CASES = {
     "r3-16 100,001 boxes in an info file": ["train", "--stages", "1", "--positives-info",
                                             "many.info", "--negatives", "negs"],
     "54 a verifier for CBCL's window classifier": ["train", *ONE, "--verifier"],
+    "54 verifier searching more features than it draws": [
+        "train-verifier", "default", "--out", "v.json", "--features", "100",
+        "--max-features", "101"],
     "54 a verifier for a cascade": ["train", "--stages", "1", *TOY, "--verifier"],
     "r3-16 fetch from a pipe": ["data", "fetch", "--url", "file://FIFO", "--dest", "adir"],
 }

@@ -263,11 +263,12 @@ def test_train_verifier_command_end_to_end(tmp_path, monkeypatch, capsys, cbcl_d
     out = tmp_path / "verified.json"
     code = main(["train-verifier", "default", "--out", str(out), "--faces", str(faces_dir),
                  "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--rounds", "5",
-                 "--features", "500", "--quiet"])
+                 "--features", "500", "--max-features", "300", "--quiet"])
     assert code == 0, capsys.readouterr().err
     assert f"wrote {out}" in capsys.readouterr().out
     model = facedetect.load_model(out)
     assert model.verifier.model.n_stumps == 5 and model.verifier.weight in (0.5, 1, 2, 4)
+    assert model.document["verifier"]["training"]["config"]["max_features"] == 300
     found = facedetect.detect(np.full((64, 64), 128, np.uint8), out)
     assert len(found) == 0
 

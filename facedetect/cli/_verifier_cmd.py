@@ -52,6 +52,11 @@ def add_parser(subparsers) -> None:
                         default=defaults.features,
                         help=f"Haar features drawn from the patch's pool (default "
                              f"{defaults.features:,})")
+    parser.add_argument("--max-features", type=bounded_int(1, 10_000_000),
+                        default=defaults.max_features, metavar="N",
+                        help="features each round searches, a seeded subset per round "
+                             "(default: " + (f"{defaults.max_features:,}" if
+                                             defaults.max_features else "all") + ")")
     parser.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=defaults.seed,
                         help=f"seed of the features and negatives drawn (default "
                              f"{defaults.seed})")
@@ -72,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.prog}: {line}", file=sys.stderr)
     config = VerifierConfig(propose_at=args.propose_at, mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
-                            features=args.features, seed=args.seed)
+                            features=args.features, max_features=args.max_features,
+                            seed=args.seed)
     config.validate()   # before the data is read
     source = model_path(args.model)   # the file read: never written over
     model = load_model(source)

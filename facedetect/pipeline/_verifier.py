@@ -110,7 +110,8 @@ def fit_verifier_model(positives: np.ndarray, negatives: np.ndarray, config: Ver
     windows = np.concatenate([positives, negatives])
     labels = np.r_[np.ones(len(positives), int), np.zeros(len(negatives), int)]
     store = compact_features(windows, pool, config.memory, progress=progress)
-    estimator = AdaBoostDB(config.rounds, cost=tuple(cost), random_state=config.seed)
+    estimator = AdaBoostDB(config.rounds, cost=tuple(cost), random_state=config.seed,
+                           max_features=config.max_features)
     estimator.fit_binned(store, labels)
     return haar_detector_model(estimator, pool, cost=tuple(cost))
 

@@ -23,6 +23,7 @@ class VerifierConfig:
     size: int = 40
     rounds: int = 600
     features: int = 40_000
+    max_features: int | None = None   # searched a round (a seeded subset); None: all
     per_picture: int = 40
     weights: tuple = (0.5, 1.0, 2.0, 4.0)
     target: float | None = None   # FA/Mpx; None: the model's image operating point's
@@ -33,5 +34,7 @@ class VerifierConfig:
         if not self.mine_at < self.propose_at:
             raise FacedetectError("mine_at must be below propose_at: the negatives are "
                                   "windows the proposer nearly raises")
+        if self.max_features is not None and not 1 <= self.max_features <= self.features:
+            raise FacedetectError("max_features must be 1 to features")
         if not 1.0 <= self.context <= 4.0 or not 8 <= self.size <= 128:
             raise FacedetectError("context must be 1 to 4 window sides and size 8 to 128")
