@@ -181,9 +181,13 @@ def ours(name: str) -> Detector:
     depend on it: each point is exactly what ``detect --threshold T`` prints."""
     import facedetect
     from facedetect.detector import detect_faces, params_for, scanner_for
-    model = facedetect.load_model(name)
+    exact = name.endswith("@exact")   # a verified model's proposer scanned exactly
+    model = facedetect.load_model(name.removesuffix("@exact"))
     if model.verifier is not None:
-        return _verified(name, model)
+        return _verified(name, model, exact)
+    if exact:
+        raise SystemExit(f"--models {name}: @exact is for a model with a verifier (one "
+                         "scan serves every knob); a one-stage model rescans at each")
     shipped = params_for(model)
     scanner = scanner_for(model, shipped)
 
@@ -202,13 +206,14 @@ def ours(name: str) -> Detector:
                     detect=lambda grey: detect_faces(grey, model, shipped, scanner).boxes)
 
 
-def _verified(name: str, model) -> Detector:
+def _verified(name: str, model, exact: bool = False) -> Detector:
     """A model with a verifier; knob: the joint score. The proposer's scan does not
     depend on it, so one scan keeps every proposal with its joint score, and each knob
-    keeps those above it: exactly what ``detect --threshold T`` prints."""
+    keeps those above it: exactly what ``detect --threshold T`` prints (``detect
+    --exact``'s with ``exact``)."""
     import facedetect
-    every = facedetect.Detector(model, max_pixels=None, threshold=-1e9)
-    shipped = facedetect.Detector(model, max_pixels=None)
+    every = facedetect.Detector(model, max_pixels=None, threshold=-1e9, exact=exact)
+    shipped = facedetect.Detector(model, max_pixels=None, exact=exact)
 
     def scan(grey):
         found = every.find(grey)
