@@ -240,17 +240,18 @@ def test_the_positives_come_from_training_crops_only(monkeypatch):
     assert (patches[1::2] == patches[0::2][:, :, ::-1]).all()
 
 
-def test_train_verifier_command_end_to_end(tmp_path, monkeypatch, capsys, cbcl_dir):
-    """The command on the shipped default, its data cut small (a few hundred faces and
-    pictures): it writes a model whose verifier detect runs."""
+@pytest.fixture
+def small_verifier_data(monkeypatch):
+    """``(faces folder, negatives folder)``, their data cut small wherever it is read
+    (every 90th face, 6 mining and 4 calibration pictures), and no proposer rejection
+    (the default's training faces need all the data)."""
     import dataclasses
 
-    from facedetect.cli._main import main
     from facedetect.data import _wild_faces
     from facedetect.pipeline import _bootstrap, _recalibrate
 
     from .conftest import needs_data
-    faces_dir, negatives_dir = needs_data("faces"), needs_data("negatives")
+    folders = needs_data("faces"), needs_data("negatives")
     load = _wild_faces.load_wild_faces
     monkeypatch.setattr(_wild_faces, "load_wild_faces", lambda *a, **k: (
         lambda faces: faces.subset(np.arange(len(faces.crops)) % 90 == 0))(load(*a, **k)))
@@ -258,8 +259,15 @@ def test_train_verifier_command_end_to_end(tmp_path, monkeypatch, capsys, cbcl_d
     monkeypatch.setattr(_bootstrap.NegativeSet, "find", classmethod(
         lambda cls, *a, **k: (lambda n: dataclasses.replace(
             n, mining=n.mining[:6], calibration=n.calibration[:4]))(find(*a, **k))))
-    # the default's training faces need all the data: no proposer rejection here
     monkeypatch.setattr(_recalibrate, "training_faces_of", lambda *a: (None, None))
+    return folders
+
+
+def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_verifier_data):
+    """The command on the shipped default, its data cut small (a few hundred faces and
+    pictures): it writes a model whose verifier detect runs."""
+    from facedetect.cli._main import main
+    faces_dir, negatives_dir = small_verifier_data
     out = tmp_path / "verified.json"
     code = main(["train-verifier", "default", "--out", str(out), "--faces", str(faces_dir),
                  "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--rounds", "5",
@@ -274,28 +282,16 @@ def test_train_verifier_command_end_to_end(tmp_path, monkeypatch, capsys, cbcl_d
 
 
 def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
-        tmp_path, monkeypatch, capsys, cbcl_dir):
+        tmp_path, monkeypatch, capsys, cbcl_dir, small_verifier_data):
     """``train-detector --verifier``: the model it trains (here the shipped default, as
     the boosting itself is tested elsewhere) gets a verifier from the data the run found,
     written over ``--out``, and the summary says so."""
-    import dataclasses
     from types import SimpleNamespace
 
     from facedetect.cli._main import main
-    from facedetect.data import _wild_faces
-    from facedetect.pipeline import _bootstrap, _recalibrate, _train, _verifier
+    from facedetect.pipeline import _train, _verifier
     from facedetect.pipeline._verifier_config import VerifierConfig
-
-    from .conftest import needs_data
-    faces_dir, negatives_dir = needs_data("faces"), needs_data("negatives")
-    load = _wild_faces.load_wild_faces
-    monkeypatch.setattr(_wild_faces, "load_wild_faces", lambda *a, **k: (
-        lambda faces: faces.subset(np.arange(len(faces.crops)) % 90 == 0))(load(*a, **k)))
-    find = _bootstrap.NegativeSet.find
-    monkeypatch.setattr(_bootstrap.NegativeSet, "find", classmethod(
-        lambda cls, *a, **k: (lambda n: dataclasses.replace(
-            n, mining=n.mining[:6], calibration=n.calibration[:4]))(find(*a, **k))))
-    monkeypatch.setattr(_recalibrate, "training_faces_of", lambda *a: (None, None))
+    faces_dir, negatives_dir = small_verifier_data
     seen = {}
 
     def trained(plan, out, **kwargs):
