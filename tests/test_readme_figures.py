@@ -14,7 +14,7 @@ from .conftest import shipped_default_digests, shipped_digests
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-BENCHMARK = REPO / "benchmarks" / "results" / "peers_yunet.json"
+BENCHMARK = REPO / "benchmarks" / "results" / "peers_default_verified.json"
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +56,15 @@ def test_the_train_output_is_the_shipped_models_record(default):
     assert windows and all(float(w) == pytest.approx(default["operating_point"]["threshold"],
                                                      abs=5e-5) for w in windows)
     assert f"then {default['training']['config']['rounds']};" in README
+    # the recipe's verifier, as the shipped model holds it
+    verifier = _one(r"verifier: ([\d,]+) positives and ([\d,]+) negatives; kept when the "
+                    r"score plus ([\d.]+) x the verifier's passes ([\d.]+)")
+    record = default["verifier"]["training"]
+    assert [int(v.replace(",", "")) for v in verifier.groups()[:2]] == [
+        record["positives"], record["negatives"]]
+    assert float(verifier.group(3)) == default["verifier"]["weight"]
+    assert float(verifier.group(4)) == pytest.approx(default["verifier"]["threshold"],
+                                                     abs=5e-5)
 
 
 def _pooled(by_source: dict, sources) -> str:
@@ -71,7 +80,11 @@ def test_the_results_table_is_the_benchmark_run_of_the_shipped_models(default):
     assert run["sha256"]["default"] in shipped_default_digests()
     compared = ("mtfl", "mtfl-sun2013", "caltech-webfaces")
     assert run["sha256"]["haar"] in shipped_digests("haar")
-    rows = {"default": r"\| `default\.json` ", "haar": r"\| `haar\.json` ",
+    one_stage = "data/models/default_one_stage.json"   # the default with --no-verifier
+    assert run["sha256"][one_stage] == facedetect.load_model("default").one_stage().document[
+        "sha256"]
+    rows = {"default": r"\| `default\.json` \(", one_stage: r"\| `default\.json --no-verifier` ",
+            "haar": r"\| `haar\.json` ",
             "MTCNN": r"\| MTCNN ", "OpenCV alt2": r"\| OpenCV alt2 ",
             "dlib HOG up2": r"\| dlib HOG up2 ", "OpenCV default": r"\| OpenCV default ",
             "YuNet (score 0.6)": r"\| YuNet, score 0\.6 ",

@@ -204,12 +204,14 @@ def test_the_object_recipe_trains_a_cascade_that_opencv_runs(small_cbcl, tmp_pat
 def test_the_docs_table_of_recipes_is_the_recipes():
     text = (Path(__file__).resolve().parents[1] / "docs" / "detector-training.md").read_text()
     section = text.split("## Recipes", 1)[1].split("\n## ", 1)[0]
-    rows = {line.split("|")[1].strip(" `"): [cell.strip() for cell in line.split("|")[4:11]]
+    rows = {line.split("|")[1].strip(" `"): [cell.strip() for cell in line.split("|")[4:12]]
             for line in section.splitlines() if line.startswith("| `")}
     assert set(rows) == set(RECIPES)
     yes_no = {True: "yes", False: "no"}
-    for name, (cost, window, framing, tilted, channels, shift, posterised) in rows.items():
+    for name, (cost, window, framing, tilted, channels, shift, posterised, verifier) \
+            in rows.items():
         config = RECIPES[name].config
+        assert verifier == yes_no[RECIPES[name].verifier], name
         assert cost == ",".join(f"{c:g}" for c in config.cost), name
         assert (tilted, channels) == (yes_no[config.tilted], yes_no[config.channels]), name
         assert shift == f"{config.jitter_shift:g}", name

@@ -182,7 +182,7 @@ def test_the_weight_that_finds_most_calibration_faces_is_kept(monkeypatch):
     import facedetect.pipeline._verifier as module
     monkeypatch.setattr(module, "recall_at", lambda faces, crops, w, t: {2.0: 0.9}.get(w, 0.5))
     pictures = [(None, np.array([20.0, 30.0]), np.array([1.0, -1.0]), 1.0)]
-    point = choose_operating_point(None, [], pictures, VerifierConfig(), 1.0)
+    point = choose_operating_point(None, [], pictures, VerifierConfig().weights, 1.0)
     assert point["weight"] == 2.0 and point["calibration_recall"] == 0.9
     assert (np.array([22.0, 28.0]) > point["threshold"]).sum() <= 1
 
@@ -281,11 +281,14 @@ def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_ver
     assert len(found) == 0
 
 
+@pytest.mark.parametrize("flags, verified", [([], True), (["--verifier"], True),
+                                             (["--no-verifier"], False)])
 def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
-        tmp_path, monkeypatch, capsys, cbcl_dir, small_verifier_data):
-    """``train-detector --verifier``: the model it trains (here the shipped default, as
-    the boosting itself is tested elsewhere) gets a verifier from the data the run found,
-    written over ``--out``, and the summary says so."""
+        tmp_path, monkeypatch, capsys, cbcl_dir, small_verifier_data, flags, verified):
+    """The faces recipe (or ``--verifier``): the model it trains (here the shipped
+    default, as the boosting itself is tested elsewhere) gets a verifier from the data the
+    run found, written over ``--out``, and the summary says so; ``--no-verifier`` keeps
+    the one-stage model."""
     from types import SimpleNamespace
 
     from facedetect.cli._main import main
@@ -296,7 +299,7 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
 
     def trained(plan, out, **kwargs):
         seen["faces"] = len(plan.faces.crops)
-        model = facedetect.load_model("default")
+        model = facedetect.load_model("default").one_stage()
         model.save(out)
         return SimpleNamespace(model=model, train_counts={"faces": 1, "non_faces": 1},
                                seconds=1.0, feature_seconds=0.0, phases=[],
@@ -306,11 +309,49 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
     monkeypatch.setattr(_verifier, "train_verifier", lambda *a, **k: real(
         *a, config=VerifierConfig(rounds=5, features=500), **k))
     out = tmp_path / "both.json"
-    code = main(["train-detector", "--verifier", "--out", str(out), "--faces", str(faces_dir),
+    code = main(["train-detector", *flags, "--out", str(out), "--faces", str(faces_dir),
                  "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--quiet"])
     printed = capsys.readouterr()
     assert code == 0, printed.err
-    assert "verifier: " in printed.out and "detect runs both" in printed.out
+    assert ("verifier: " in printed.out and "detect runs both" in printed.out) == verified
     model = facedetect.load_model(out)
-    assert model.verifier.model.n_stumps == 5
+    assert (model.verifier.model.n_stumps == 5) if verified else model.verifier is None
     assert 0 < seen["faces"] < 1000   # the plan's faces: every 90th of 26,980
+
+
+def test_one_stage_is_the_model_without_its_verifier(verified):
+    assert verified.one_stage().document == facedetect.load_model("haar").document
+    assert verified.one_stage().verifier is None
+    plain = facedetect.load_model("haar")
+    assert plain.one_stage() is plain
+
+
+@pytest.mark.parametrize("target", [0.5, 20.0])
+def test_calibrate_chooses_a_verified_models_joint_point_again(
+        verified, tmp_path, capsys, monkeypatch, small_verifier_data, target):
+    """``calibrate`` on a model with a verifier: the joint score's threshold it writes
+    keeps what ``Detector`` raises on the calibration pictures at most at the target, and
+    the verifier's stumps and proposer stay as they were."""
+    from facedetect.cli import _calibrate_cmd
+    from facedetect.cli._main import main
+    from facedetect.images import read_grey
+    faces_dir, negatives_dir = small_verifier_data
+    real = _calibrate_cmd._calibration_pictures
+    pictures = []
+    monkeypatch.setattr(_calibrate_cmd, "_calibration_pictures",
+                        lambda explicit: pictures.extend(real(explicit)[:4]) or pictures)
+    source, out = verified.save(tmp_path / "v.json"), tmp_path / "c.json"
+    code = main(["calibrate", str(source), "--negatives", str(negatives_dir), "--faces",
+                 str(faces_dir), "--false-alarms", str(target), "--out", str(out),
+                 "--quiet"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "with the verifier (what detect uses)" in printed.out
+    model = facedetect.load_model(out)
+    section, before = model.document["verifier"], verified.document["verifier"]
+    assert section["model"] == before["model"] and section["proposer"] == before["proposer"]
+    assert section["training"]["target_false_alarms_per_megapixel"] == target
+    detector = Detector(model, max_pixels=None)
+    raised = sum(len(detector.detect(read_grey(p))) for p in pictures)
+    megapixels = sum(read_grey(p).size for p in pictures) / 1e6
+    assert raised / megapixels <= target

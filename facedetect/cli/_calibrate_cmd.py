@@ -22,7 +22,10 @@ def add_parser(subparsers) -> None:
                     "ends with. With --faces (and CBCL's data, found as train-detector "
                     "finds it), soft rejection is learnt again from the faces the model was "
                     "trained on and the choice is training's; without, the model keeps its "
-                    "rejection levels and the search starts at its window threshold.")
+                    "rejection levels and the search starts at its window threshold. A "
+                    "model with a verifier gets its joint score's weight and threshold "
+                    "chosen again as train-verifier chooses them (on the calibration "
+                    "faces, --faces or found).")
     parser.add_argument("model", help="model file, or a shipped model's name")
     parser.add_argument("--negatives", metavar="DIR",
                         help="face-free pictures: their calibration part (a quarter of "
@@ -60,20 +63,30 @@ def _calibration_pictures(explicit) -> list:
     return pictures
 
 
-def _faces(model, args, warn):
+def _wild_faces(model, args, warn):
+    """The faces from the wild: ``--faces``; for a model with a verifier, whose point is
+    chosen on their calibration part, found as train-detector finds them (None where
+    neither)."""
+    from ..data._wild_faces import find_faces_folder, load_wild_faces
+    if args.data and not args.faces:
+        raise FacedetectError("--data rebuilds the training faces with --faces; give "
+                              "both, or neither")
+    folder = args.faces if model.verifier is None else find_faces_folder(args.faces)
+    if folder is None and model.verifier is not None:
+        raise FacedetectError("the model has a verifier, whose threshold is chosen on the "
+                              "calibration faces too: give --faces DIR")
+    return None if folder is None else load_wild_faces(folder, warn=warn,
+                                                       progress=not args.quiet)
+
+
+def _faces(model, args, faces):
     """``(held-out faces, training faces)`` rebuilt from the data (None, None without
     --faces)."""
     if not args.faces:
-        if args.data:
-            raise FacedetectError("--data rebuilds the training faces with --faces; give "
-                                  "both, or neither")
         return None, None
     from ..data._cbcl import load_cbcl
-    from ..data._wild_faces import load_wild_faces
     from ..pipeline._recalibrate import training_faces_of
-    return training_faces_of(model, load_cbcl(args.data),
-                             load_wild_faces(args.faces, warn=warn,
-                                             progress=not args.quiet))
+    return training_faces_of(model, load_cbcl(args.data), faces)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,15 +108,24 @@ def run(args: argparse.Namespace) -> int:
     if target is None:
         target = (model.calibration.get("image", {}).get("target_false_alarms_per_megapixel")
                   or TARGET_FALSE_ALARMS_PER_MEGAPIXEL)
-    held, train = _faces(model, args, warn)
-    calibrated = calibrate(model, pictures, float(target), faces=held, train_faces=train,
-                           progress=not (args.quiet or args.json), warn=warn)
+    faces = _wild_faces(model, args, warn)   # refused before the work
+    held, train = _faces(model.one_stage(), args, faces)
+    calibrated = calibrate(model.one_stage(), pictures, float(target), faces=held,
+                           train_faces=train, progress=not (args.quiet or args.json),
+                           warn=warn)
+    if model.verifier is not None:
+        from ..pipeline._verifier import recalibrated_verifier
+        calibrated, verified = recalibrated_verifier(
+            calibrated.with_sections(verifier=model.document["verifier"]), faces,
+            pictures, float(target), progress=not (args.quiet or args.json))
     if out is not None:
         calibrated.save(out)
     detection, chosen = calibrated.detection, calibrated.calibration
     points = {"image": {"threshold": detection["threshold"], **{
         k: chosen["image"][k] for k in ("false_alarms_per_megapixel",
                                         "target_false_alarms_per_megapixel", "source")}}}
+    if model.verifier is not None:
+        points["verifier"] = verified
     if "opencv" in detection:
         points["opencv"] = {"threshold": detection["opencv"]["threshold"],
                             "false_alarms_per_megapixel":
@@ -116,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"image operating point: threshold {image['threshold']:g}, "
           f"{image['false_alarms_per_megapixel']:g} false alarms per megapixel (target "
           f"{image['target_false_alarms_per_megapixel']:g}) on {image['source']}")
+    if "verifier" in points:
+        print(f"with the verifier (what detect uses): kept when the score plus "
+              f"{verified['weight']:g} x the verifier's passes {verified['threshold']:g} "
+              f"({verified['calibration_recall']:.3f} of the calibration faces)")
     if "opencv" in points:
         print(f"OpenCV export: threshold {points['opencv']['threshold']:g}, "
               f"{points['opencv']['false_alarms_per_megapixel']:g} false alarms per megapixel"

@@ -184,11 +184,12 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                             "on the calibration part of the negative pictures (default "
                             f"{RECIPE.target_false_alarms_per_megapixel:g}; facedetect "
                             "calibrate sets it again on a trained model)")
-    group.add_argument("--verifier", action="store_true",
+    group.add_argument("--verifier", action=argparse.BooleanOptionalAction, default=None,
                        help="then train a verifier on the model (a second look at each "
-                            "face it finds, as train-verifier trains one with its defaults, "
-                            "about 13 minutes more on 2 cores) and write the model with it; "
-                            "one-stage models of faces from the wild only")
+                            "face it finds, as train-verifier trains one with its defaults) "
+                            "and write the model with it; one-stage models of faces from "
+                            "the wild only (default: the recipe's, on for faces; "
+                            "--no-verifier trains the one-stage model alone)")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -270,6 +271,8 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--verifier verifies a one-stage model of faces from the "
                               f"wild (--recipe faces or opencv), not --recipe {recipe.name}"
                               + (" --stages" if args.stages else ""))
+    if args.verifier is None:   # the recipe's: a cascade of the faces recipe has none
+        args.verifier = recipe.verifier and not args.stages
     if args.stages:
         # A cascade's window is its positives' and its faces are framed as they were cut.
         config = replace(config, window=args.window, framing=None)
@@ -290,8 +293,9 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_training(config, args.data, faces=faces, negatives=args.negatives or FIND,
                          warn=warn, progress=not quiet, settings_checked=True)
     if args.verifier and (plan.negatives is None or not plan.negatives.calibration):
-        raise FacedetectError("--verifier chooses its operating point on the calibration "
-                              "part of the face-free pictures: give --negatives DIR")
+        raise FacedetectError("the verifier chooses its operating point on the "
+                              "calibration part of the face-free pictures: give --negatives "
+                              "DIR, or --no-verifier")
     # The default folder is created only now that the settings and the data are known
     # good, and removed again if training fails.
     with _model_folder(args), exclusive_output(out), _cluster(args, options):

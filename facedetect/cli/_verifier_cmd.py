@@ -23,7 +23,9 @@ def add_parser(subparsers) -> None:
                     "and pictures at MODEL's own false-alarm target. OUT is MODEL with a "
                     "verifier section: detect runs both, --no-verifier the one-stage "
                     "model, and export-opencv still writes the one-stage model.")
-    parser.add_argument("model", help="a one-stage face model file, or a shipped model's name")
+    parser.add_argument("model", help="a face model file trained on faces from the wild, "
+                                       "or a shipped model's name (a verifier it has is "
+                                       "replaced)")
     parser.add_argument("--out", required=True, metavar="FILE", help="the verified model")
     parser.add_argument("--faces", metavar="DIR",
                         help="the faces from the wild MODEL was trained on (default: found "
@@ -53,10 +55,10 @@ def add_parser(subparsers) -> None:
                         help=f"Haar features drawn from the patch's pool (default "
                              f"{defaults.features:,})")
     parser.add_argument("--max-features", type=bounded_int(1, 10_000_000),
-                        default=defaults.max_features, metavar="N",
+                        default=None, metavar="N",
                         help="features each round searches, a seeded subset per round "
-                             "(default: " + (f"{defaults.max_features:,}" if
-                                             defaults.max_features else "all") + ")")
+                             f"(default {defaults.max_features:,}, or all of --features "
+                             "where fewer)")
     parser.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=defaults.seed,
                         help=f"seed of the features and negatives drawn (default "
                              f"{defaults.seed})")
@@ -75,13 +77,19 @@ def run(args: argparse.Namespace) -> int:
 
     def warn(line):
         print(f"{args.prog}: {line}", file=sys.stderr)
+    if args.max_features is not None and args.max_features > args.features:
+        raise FacedetectError(f"--max-features {args.max_features} searches more features "
+                              f"than --features {args.features} draws")
     config = VerifierConfig(propose_at=args.propose_at, mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
-                            features=args.features, max_features=args.max_features,
-                            seed=args.seed)
+                            features=args.features, seed=args.seed,
+                            **({} if args.max_features is None
+                               else {"max_features": args.max_features}))
     config.validate()   # before the data is read
     source = model_path(args.model)   # the file read: never written over
     model = load_model(source)
+    if model.verifier is not None:
+        warn(f"{args.model} has a verifier: the one trained here replaces it")
     out = check_writable(args.out, "--out")
     if Path(out).resolve() == source.resolve():
         raise FacedetectError(f"--out {args.out} is the model file itself: name another file")

@@ -176,6 +176,15 @@ class HaarDetectorModel:
             document[name] = dict(document.get(name) or {}, **copy.deepcopy(change))
         return dataclasses.replace(self, document=reseal(document))
 
+    def one_stage(self):
+        """The model without its verifier (itself where it has none): the proposer's
+        source, and what ``export-opencv`` writes."""
+        if "verifier" not in self.document:
+            return self
+        import dataclasses
+        document = {k: v for k, v in self.document.items() if k != "verifier"}
+        return dataclasses.replace(self, document=reseal(document))
+
     @functools.cached_property
     def verifier(self):
         """The model file's :class:`~facedetect.detector._verifier.Verifier`, or None (a

@@ -91,7 +91,10 @@ class Verifier:
     Examples
     --------
     >>> import facedetect
-    >>> facedetect.load_model("default").verifier is None   # a one-stage model
+    >>> verifier = facedetect.load_model("default").verifier   # the shipped default's
+    >>> verifier.context, verifier.size, verifier.proposer_threshold
+    (1.4, 40, 15.0)
+    >>> facedetect.load_model("haar").verifier is None   # a one-stage model
     True
     """
 

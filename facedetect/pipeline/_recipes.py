@@ -41,6 +41,9 @@ class Recipe:
         An attentional cascade (``--stages``, at most ``stages``), not one stage.
     stages : int
         The cascade's stages at most (OpenCV's ``-numStages`` default).
+    verifier : bool
+        Then train a verifier on the model (``train-verifier``'s defaults): a second look
+        at each face it proposes (``--no-verifier``: the one-stage model alone).
 
     Examples
     --------
@@ -48,6 +51,8 @@ class Recipe:
     ((24, 24), (19, 19))
     >>> RECIPES["opencv"].config.channels, RECIPES["object"].cascade
     (False, True)
+    >>> RECIPES["faces"].verifier, RECIPES["opencv"].verifier
+    (True, False)
     """
 
     name: str
@@ -56,6 +61,7 @@ class Recipe:
     faces: str
     cascade: bool = False
     stages: int = 20
+    verifier: bool = False
 
 
 def _one_stage(wild: bool, **settings) -> TrainConfig:
@@ -66,8 +72,9 @@ def _one_stage(wild: bool, **settings) -> TrainConfig:
 RECIPES = {recipe.name: recipe for recipe in (
     Recipe("faces", "the shipped default.json: faces from the wild at 24x24, Haar, tilted "
            "and channel features, hard negatives mined from the negative pictures",
-           _one_stage(True, cost=(1.0, 10.0)), "wild"),
-    Recipe("opencv", "the shipped haar.json: the faces recipe without channel features, "
+           _one_stage(True, cost=(1.0, 10.0)), "wild", verifier=True),
+    Recipe("opencv", "the shipped haar.json: the faces recipe without channel features or "
+           "verifier, "
            "so export-opencv writes it for cv2.CascadeClassifier",
            _one_stage(True, cost=(1.0, 10.0), channels=False), "wild"),
     Recipe("cbcl", "the paper's 19x19 window classifier on CBCL's faces alone (Haar "
@@ -202,7 +209,8 @@ def recipe_lines() -> list[str]:
         settings = ", ".join(f"{name}={_shown(getattr(recipe.config, name))}"
                              for name in STATED
                              if not (recipe.cascade and name in CASCADE_UNSTATED))
-        extra = f", stages={recipe.stages}" if recipe.cascade else ""
+        extra = (f", stages={recipe.stages}" if recipe.cascade else "") + \
+            (", then a verifier" if recipe.verifier else "")
         lines.append(f"{recipe.name}: {recipe.summary} ({settings}{extra})")
     return lines
 

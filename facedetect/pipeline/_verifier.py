@@ -110,8 +110,10 @@ def fit_verifier_model(positives: np.ndarray, negatives: np.ndarray, config: Ver
     windows = np.concatenate([positives, negatives])
     labels = np.r_[np.ones(len(positives), int), np.zeros(len(negatives), int)]
     store = compact_features(windows, pool, config.memory, progress=progress)
+    searched = config.max_features   # at most the features drawn: else all of them
     estimator = AdaBoostDB(config.rounds, cost=tuple(cost), random_state=config.seed,
-                           max_features=config.max_features)
+                           max_features=None if searched is None or searched >= len(pool)
+                           else searched)
     estimator.fit_binned(store, labels)
     return haar_detector_model(estimator, pool, cost=tuple(cost))
 
@@ -169,18 +171,51 @@ def recall_at(faces, crops: list, weight: float, threshold: float) -> float:
     return sum(r["recall"] * r["faces"] for r in roomy) / max(sum(r["faces"] for r in roomy), 1)
 
 
-def choose_operating_point(faces, crops: list, pictures: list, config: VerifierConfig,
+def choose_operating_point(faces, crops: list, pictures: list, weights,
                            target: float) -> dict:
-    """Of ``config.weights``, the one whose threshold meeting ``target`` on the
-    calibration pictures finds most calibration crops."""
+    """Of ``weights``, the one whose threshold meeting ``target`` on the calibration
+    pictures finds most calibration crops."""
     best = None
-    for weight in config.weights:
+    for weight in weights:
         threshold = threshold_meeting(pictures, weight, target)
         found = recall_at(faces, crops, weight, threshold)
         if best is None or found > best["calibration_recall"]:
             best = {"weight": float(weight), "threshold": round(threshold, 6),
                     "calibration_recall": round(found, 4)}
     return best
+
+
+def verifier_point(proposer: Detector, verifier: Verifier, faces, pictures: list, weights,
+                   target: float, bar) -> tuple[dict, str]:
+    """The weight and threshold of the joint score (:func:`choose_operating_point`) on
+    the calibration part of ``faces`` and the calibration ``pictures``, and what they
+    were in words."""
+    calibrating = faces.subset(calibration_mask(faces.groups))
+    crops = _proposed(proposer, verifier, calibrating.crops, bar, "calibration faces")
+    scanned = _proposed(proposer, verifier, pictures, bar, "calibration pictures")
+    point = choose_operating_point(calibrating, crops, scanned, weights, target)
+    return point, (f"{len(calibrating.crops)} calibration faces, {len(scanned)} "
+                   f"calibration pictures ({sum(m for *_, m in scanned):.1f} Mpx)")
+
+
+def recalibrated_verifier(model, faces, pictures: list, target: float,
+                          progress: bool = True):
+    """``model``'s verifier with its weight and threshold chosen again at ``target``
+    false alarms per megapixel of the calibration ``pictures`` (``facedetect
+    calibrate``): ``(model, point)``. Its proposer and stumps are unchanged."""
+    verifier = model.verifier
+    section = model.document["verifier"]
+    record = dict(section.get("training") or {})
+    weights = (record.get("config") or {}).get("weights") or VerifierConfig().weights
+    proposer = Detector(verifier.proposer(model.one_stage()), max_pixels=None,
+                        verifier=False, threshold=verifier.proposer_threshold)
+    point, calibration = verifier_point(
+        proposer, verifier, faces, pictures, weights, target,
+        lambda items, what: progress_bar(items, desc=what, disable=not progress))
+    record.update(target_false_alarms_per_megapixel=target, calibration=calibration, **point)
+    return model.with_sections(verifier=dict(weight=point["weight"],
+                                             threshold=point["threshold"],
+                                             training=record)), point
 
 
 def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = VerifierConfig(),
@@ -213,8 +248,7 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
     """
     from ._recalibrate import training_faces_of
     config.validate()
-    if model.verifier is not None:
-        raise FacedetectError("this model has a verifier already")
+    model = model.one_stage()   # a verifier it has is replaced
     image_point = (model.document.get("calibration") or {}).get("image") or {}
     target = config.target or image_point.get("target_false_alarms_per_megapixel")
     if target is None:
@@ -240,19 +274,14 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
     if rejection is not None:
         section["proposer"]["rejection"] = rejection
     verifier = Verifier.from_section(section, type(model))
-    calibrating = faces.subset(calibration_mask(faces.groups))
-    crops = _proposed(proposer, verifier, calibrating.crops, bar, "calibration faces")
-    pictures = _proposed(proposer, verifier, negatives.calibration, bar,
-                         "calibration pictures")
-    point = choose_operating_point(calibrating, crops, pictures, config, target)
+    point, calibration = verifier_point(proposer, verifier, faces, negatives.calibration,
+                                        config.weights, target, bar)
     phase("operating point")
     record = {"config": {k: (list(v) if isinstance(v, tuple) else v)
                          for k, v in dataclasses.asdict(config).items()},
               "target_false_alarms_per_megapixel": target, **point,
               "positives": len(positives), "negatives": len(negatives_found),
-              "calibration": f"{len(calibrating.crops)} calibration faces, "
-                             f"{len(pictures)} calibration pictures "
-                             f"({sum(m for *_, m in pictures):.1f} Mpx)",
+              "calibration": calibration,
               "seconds": phases}
     section.update(weight=point["weight"], threshold=point["threshold"], training=record)
     return model.with_sections(verifier=section), record
