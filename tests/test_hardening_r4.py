@@ -262,7 +262,7 @@ def test_a_weak_model_gets_the_image_point_it_can_reach(monkeypatch):
     from facedetect.detector._calibrate import image_operating_point
     from skimage import data
     monkeypatch.setattr(multiscale, "MAX_WINDOWS", 200)   # as a 3-round model overflows
-    model = facedetect.load_model()
+    model = facedetect.load_model().one_stage()   # the point of the scan alone
     faces = np.random.default_rng(0).integers(0, 256, (50, 24, 24), dtype=np.uint8)
     lines = []
     point = image_operating_point(model, [data.camera(), data.coins()], faces, 0.25,

@@ -271,8 +271,8 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError("--verifier verifies a one-stage model of faces from the "
                               f"wild (--recipe faces or opencv), not --recipe {recipe.name}"
                               + (" --stages" if args.stages else ""))
-    if args.verifier is None:   # the recipe's: a cascade of the faces recipe has none
-        args.verifier = recipe.verifier and not args.stages
+    if args.verifier is None:   # the recipe's: none on a cascade or without mining
+        args.verifier = recipe.verifier and not args.stages and config.bootstrap_rounds > 0
     if args.stages:
         # A cascade's window is its positives' and its faces are framed as they were cut.
         config = replace(config, window=args.window, framing=None)
