@@ -406,7 +406,8 @@ def test_the_recipe_window_trains_the_faces_from_the_wild_without_cbcl_faces(
     out = tmp_path / "wide.json"
     env = dict(os.environ, FACEDETECT_NEGATIVES=str(_write_pictures(tmp_path / "neg", 30)))
     result = subprocess.run([sys.executable, "-m", "facedetect", "train", "--no-verifier",
-                             "--rounds", "4", "--bootstrap-rounds", "1", "--bootstrap-limit", "50", "--data",
+                             "--rounds", "4", "--bootstrap-rounds", "1",
+                             "--bootstrap-limit", "50", "--data",
                              str(small_cbcl), "--faces", str(folder), "--out", str(out)],
                             capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
