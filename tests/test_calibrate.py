@@ -121,6 +121,18 @@ def test_a_model_of_channel_features_gets_no_export_point(scenes):
     assert {"source", "curve", "seconds"} <= set(model.calibration["image"])
 
 
+def test_a_verified_model_gets_its_proposers_point_and_keeps_its_verifier(scenes):
+    verified = facedetect.load_model("default")
+    h, w = verified.window
+    faces = np.random.default_rng(2).integers(0, 256, (60, h, w), np.uint8)
+    ours = calibrate(verified, scenes[:2], 3.0, train_faces=faces)
+    oracle = calibrate(verified.one_stage(), scenes[:2], 3.0, train_faces=faces)
+    assert ours.document["verifier"] == verified.document["verifier"]
+    assert ours.detection == oracle.detection
+    assert image_operating_point(verified, scenes[:2], faces, 3.0)["threshold"] == \
+        image_operating_point(verified.one_stage(), scenes[:2], faces, 3.0)["threshold"]
+
+
 @pytest.mark.parametrize("args, words", [
     (["--out", "/no/such/folder/m.json"], "--out: folder"),
     (["--data", "."], "--data rebuilds the training faces with --faces"),

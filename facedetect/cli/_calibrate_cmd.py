@@ -110,14 +110,12 @@ def run(args: argparse.Namespace) -> int:
                   or TARGET_FALSE_ALARMS_PER_MEGAPIXEL)
     faces = _wild_faces(model, args, warn)   # refused before the work
     held, train = _faces(model.one_stage(), args, faces)
-    calibrated = calibrate(model.one_stage(), pictures, float(target), faces=held,
-                           train_faces=train, progress=not (args.quiet or args.json),
-                           warn=warn)
-    if model.verifier is not None:
+    calibrated = calibrate(model, pictures, float(target), faces=held, train_faces=train,
+                           progress=not (args.quiet or args.json), warn=warn)
+    if model.verifier is not None:   # its point is chosen again on the proposer's new one
         from ..pipeline._verifier import recalibrated_verifier
         calibrated, verified = recalibrated_verifier(
-            calibrated.with_sections(verifier=model.document["verifier"]), faces,
-            pictures, float(target), progress=not (args.quiet or args.json))
+            calibrated, faces, pictures, float(target), progress=not (args.quiet or args.json))
     if out is not None:
         calibrated.save(out)
     detection, chosen = calibrated.detection, calibrated.calibration

@@ -71,7 +71,9 @@ def image_operating_point(model: HaarDetectorModel,
     Parameters
     ----------
     model : HaarDetectorModel
-        A one-stage model or a cascade.
+        A one-stage model or a cascade. A verifier it carries is left out: this is the
+        proposer's point, and the verifier's own is chosen on top of it
+        (:func:`facedetect.pipeline._verifier.recalibrated_verifier`).
     pictures : sequence of paths or grey arrays
         Face-free calibration pictures, never trained on.
     faces : (n, h, w) uint8 array or None
@@ -112,6 +114,7 @@ def image_operating_point(model: HaarDetectorModel,
     >>> point["false_alarms_per_megapixel"] <= 5.0, point["applies_to"]
     (True, 'images')
     """
+    model = model.one_stage()   # the proposer's scan: the verifier's point comes after
     pictures = read_pictures(pictures, warn)   # decoded once for every measurement
     face_scores = None if faces is None else model.decision_function(faces)
     low = (float(model.window_threshold) if face_scores is None
@@ -219,7 +222,8 @@ def calibrate(model: HaarDetectorModel, pictures: Sequence[str | os.PathLike | n
     HaarDetectorModel
         The scan's fields in ``detection`` (and ``detection.opencv``), how they were
         chosen in ``calibration.image`` (and ``calibration.opencv``), with the seconds
-        taken (``calibration.image.seconds``, for both).
+        taken (``calibration.image.seconds``, for both). A verifier section is kept as it
+        is: ``facedetect calibrate`` chooses its point again after this one.
 
     See Also
     --------
@@ -239,6 +243,8 @@ def calibrate(model: HaarDetectorModel, pictures: Sequence[str | os.PathLike | n
     from ..modelfile._calibration import split_provenance
     from ._calibrate_opencv import opencv_operating_point
     start = time.perf_counter()
+    verifier = model.document.get("verifier")
+    model = model.one_stage()   # both points are the proposer's (and the export's)
     pictures = read_pictures(pictures, warn)   # once for both points: one line per unreadable
     scan, chosen = split_provenance(image_operating_point(
         model, pictures, faces, target, train_faces=train_faces, progress=progress, warn=warn))
@@ -251,5 +257,6 @@ def calibrate(model: HaarDetectorModel, pictures: Sequence[str | os.PathLike | n
         model = model.with_sections(detection={"opencv": scan},
                                     calibration={"opencv": chosen})
     seconds = round(time.perf_counter() - start, 2)
-    return model.with_sections(calibration={"image": {**model.calibration["image"],
-                                                      "seconds": seconds}})
+    model = model.with_sections(calibration={"image": {**model.calibration["image"],
+                                                       "seconds": seconds}})
+    return model if verifier is None else model.with_sections(verifier=verifier)
