@@ -2,6 +2,7 @@
 detector that runs it, each against an independent reference."""
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -79,6 +80,27 @@ def test_patches_cut_together_are_the_picture_reflected_about_each_border():
         x0, y0 = x + w // 2 - 12 + 40, y + h // 2 - 12 + 40
         assert (patch == padded[y0:y0 + 24, x0:x0 + 24]).all()
     assert context_patches(grey, np.zeros((0, 4)), 2.0, 24).shape == (0, 24, 24)
+
+
+def test_spilled_features_give_the_same_verifier(monkeypatch):
+    """Within 0.5 MiB the patches' features spill to a temporary file: the model is the
+    one trained in memory."""
+    from facedetect.pipeline import _compact
+    spilled = []
+    real = _compact.compact_features
+
+    def recorded(*args, **kwargs):
+        store = real(*args, **kwargs)
+        spilled.append(store.chunk_rows is not None)
+        return store
+    monkeypatch.setattr(_compact, "compact_features", recorded)
+    positives, negatives = _toy_patches(60, 0)
+    config = dataclasses.replace(CONFIG, features=6000)   # 0.7 MB of bins
+    models = [fit_verifier_model(positives, negatives, dataclasses.replace(config,
+                                                                           memory=memory),
+                                 (1.0, 10.0)) for memory in (2 ** 30, 2 ** 19)]
+    assert spilled == [False, True]
+    assert models[0].document == models[1].document
 
 
 def test_the_verifier_scores_what_training_computed(patch_model):
@@ -282,7 +304,8 @@ def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_ver
 
 
 @pytest.mark.parametrize("flags, verified", [([], True), (["--verifier"], True),
-                                             (["--no-verifier"], False)])
+                                             (["--no-verifier"], False),
+                                             (["--memory", "1.5"], True)])
 def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
         tmp_path, monkeypatch, capsys, cbcl_dir, small_verifier_data, flags, verified):
     """The faces recipe (or ``--verifier``): the model it trains (here the shipped
@@ -293,7 +316,6 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
 
     from facedetect.cli._main import main
     from facedetect.pipeline import _train, _verifier
-    from facedetect.pipeline._verifier_config import VerifierConfig
     faces_dir, negatives_dir = small_verifier_data
     seen = {}
 
@@ -306,8 +328,12 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
                                scratch_bytes=0)
     monkeypatch.setattr(_train, "train_detector", trained)
     real = _verifier.train_verifier
-    monkeypatch.setattr(_verifier, "train_verifier", lambda *a, **k: real(
-        *a, config=VerifierConfig(rounds=5, features=500), **k))
+
+    def small(*args, config, **kwargs):
+        seen["memory"] = config.memory
+        return real(*args, config=dataclasses.replace(config, rounds=5, features=500),
+                    **kwargs)
+    monkeypatch.setattr(_verifier, "train_verifier", small)
     out = tmp_path / "both.json"
     code = main(["train-detector", *flags, "--out", str(out), "--faces", str(faces_dir),
                  "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--quiet"])
@@ -317,6 +343,8 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
     model = facedetect.load_model(out)
     assert (model.verifier.model.n_stumps == 5) if verified else model.verifier is None
     assert 0 < seen["faces"] < 1000   # the plan's faces: every 90th of 26,980
+    if verified:   # the run's --memory bounds the verifier's features too
+        assert seen["memory"] == (int(1.5 * 2**30) if "--memory" in flags else None)
 
 
 def test_one_stage_is_the_model_without_its_verifier(verified):

@@ -302,8 +302,8 @@ def run(args: argparse.Namespace) -> int:
         log(_faces_line(args, plan))   # once the run is sure to start: an error stays one line
         result = train_detector(plan, out=out, resume=args.resume, progress=not quiet,
                                 options=options)
-        verified = (verify_trained(plan, result.model, out, quiet) if args.verifier
-                    else None)
+        verified = (verify_trained(plan, result.model, out, quiet, options.memory)
+                    if args.verifier else None)
     config = plan.config
     _say_expert_flags(args, warn)   # after the run, so that a refusal stays one line
     _report(args, out, config, result, verified)

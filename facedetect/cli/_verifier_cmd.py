@@ -62,6 +62,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=defaults.seed,
                         help=f"seed of the features and negatives drawn (default "
                              f"{defaults.seed})")
+    parser.add_argument("--memory", type=finite_float, metavar="GIB",
+                        help="memory for the patches' features in GiB (default: half of the "
+                             "memory available, as train-detector); beyond it they spill to "
+                             "a temporary file, and the verifier is the same")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--json", action="store_true", help="print the record as JSON")
     parser.set_defaults(func=run)
@@ -72,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data._wild_faces import find_faces_folder, load_wild_faces
     from ..detector._api import load_model, model_path
     from ..pipeline._bootstrap import NegativeSet
+    from ..pipeline._storage import memory_bytes
     from ..pipeline._verifier import train_verifier
     from ..pipeline._verifier_config import VerifierConfig
 
@@ -83,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     config = VerifierConfig(propose_at=args.propose_at, mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
                             features=args.features, seed=args.seed,
+                            memory=None if args.memory is None else memory_bytes(args.memory),
                             **({} if args.max_features is None
                                else {"max_features": args.max_features}))
     config.validate()   # before the data is read
@@ -122,12 +128,15 @@ def verifier_line(record: dict) -> str:
             f"megapixel of the calibration pictures)")
 
 
-def verify_trained(plan, model, out: Path, quiet: bool) -> dict:
+def verify_trained(plan, model, out: Path, quiet: bool, memory: int | None = None) -> dict:
     """``train-detector --verifier``: a verifier for the model just written to ``out``,
-    trained on the plan's data with train-verifier's defaults and written over it (the
-    one-stage model stays there if this fails): its training record."""
+    trained on the plan's data with train-verifier's defaults and the run's ``memory``
+    (bytes; None: the default), and written over it (the one-stage model stays there if
+    this fails): its training record."""
     from ..pipeline._verifier import train_verifier
+    from ..pipeline._verifier_config import VerifierConfig
     verified, record = train_verifier(model, plan.cbcl, plan.faces, plan.negatives,
+                                      config=VerifierConfig(memory=memory),
                                       progress=not quiet)
     verified.save(out)
     return record

@@ -109,7 +109,9 @@ def fit_verifier_model(positives: np.ndarray, negatives: np.ndarray, config: Ver
         pool = pool.subset(np.sort(rng.choice(len(pool), config.features, replace=False)))
     windows = np.concatenate([positives, negatives])
     labels = np.r_[np.ones(len(positives), int), np.zeros(len(negatives), int)]
-    store = compact_features(windows, pool, config.memory, progress=progress)
+    from ._settings import default_memory
+    memory = default_memory()[0] if config.memory is None else config.memory
+    store = compact_features(windows, pool, memory, progress=progress)
     searched = config.max_features   # at most the features drawn: else all of them
     estimator = AdaBoostDB(config.rounds, cost=tuple(cost), random_state=config.seed,
                            max_features=None if searched is None or searched >= len(pool)
@@ -278,7 +280,7 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
                                         config.weights, target, bar)
     phase("operating point")
     record = {"config": {k: (list(v) if isinstance(v, tuple) else v)
-                         for k, v in dataclasses.asdict(config).items()},
+                         for k, v in dataclasses.asdict(config).items() if k != "memory"},
               "target_false_alarms_per_megapixel": target, **point,
               "positives": len(positives), "negatives": len(negatives_found),
               "calibration": calibration,

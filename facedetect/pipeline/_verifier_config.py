@@ -30,7 +30,10 @@ class VerifierConfig:
     weights: tuple = (0.5, 1.0, 2.0, 4.0)
     target: float | None = None   # FA/Mpx; None: the model's image operating point's
     seed: int = 0
-    memory: int = 8 * 2 ** 30
+    # Bytes for the patches' features (beyond it they spill to a temporary file): None
+    # takes train-detector's default, half the memory available. Not a model setting: the
+    # record leaves it out, as the model is the same either way.
+    memory: int | None = None
 
     def validate(self) -> None:
         if not self.mine_at < self.propose_at:
