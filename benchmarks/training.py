@@ -1,5 +1,6 @@
 """The one command, timed: ``train-detector --cost 1,10`` as the README runs it, idle and
-with one core busy: wall time, CPU time, peak memory, scratch bytes, and each phase.
+with one core busy: wall time, CPU time, peak memory, scratch bytes, and each phase (the
+verifier's, where the recipe trains one, as one column).
 
 Run: ``python -m benchmarks.training [--runs idle,busy] [--label training] [-- FLAGS]``
 
@@ -51,15 +52,22 @@ def train_once(flags: list[str], busy: bool, folder: Path) -> dict:
             "phases": summary["phases"], "stumps": summary["rounds"],
             "train_windows": summary["train_windows"],
             "threshold": summary["detection"]["threshold"] if summary["detection"] else None,
-            "model": str(out), "same_stumps_as_shipped": _same_stumps(out)}
+            "verifier_seconds": (summary.get("verifier") or {}).get("seconds"),
+            "model": str(out), "same_stumps_as_shipped": _same_stumps(out),
+            "same_verifier_as_shipped": _same_stumps(out, "verifier")}
 
 
-def _same_stumps(model: Path) -> bool:
-    """Whether the model trained has the shipped default's stumps, value for value."""
+def _same_stumps(model: Path, section: str | None = None) -> bool | None:
+    """Whether the model trained has the shipped default's stumps, value for value (those
+    of its ``section``, the verifier's: None where the model has none)."""
     from facedetect.detector import shipped_model_path
-    stumps = [json.loads(Path(path).read_text())["stumps"]
-              for path in (model, shipped_model_path("default"))]
-    return stumps[0] == stumps[1]
+    documents = [json.loads(Path(path).read_text())
+                 for path in (model, shipped_model_path("default"))]
+    if section is not None:
+        if section not in documents[0]:
+            return None
+        documents = [document[section]["model"] for document in documents]
+    return documents[0]["stumps"] == documents[1]["stumps"]
 
 
 def phase_totals(phases: list[dict]) -> dict:
@@ -75,7 +83,7 @@ def markdown(results: dict) -> str:
              + " ".join(results["flags"]) + "\n",
              f"Machine: {results['machine']}.\n",
              "| run | wall | CPU | peak RSS | scratch writes | features | boosting | mining "
-             "| operating points |", "|---|---|---|---|---|---|---|---|---|"]
+             "| operating points | verifier |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, run in results["runs"].items():
         totals = phase_totals(run["phases"])
         points = totals.get("window operating point", 0) + totals.get(
@@ -84,7 +92,8 @@ def markdown(results: dict) -> str:
                      f"| {run['peak_rss_gib']:.2f} GiB | "
                      f"{run['scratch_bytes'] / 2**30:.2f} GiB | "
                      f"{totals.get('features', 0):.0f} s | {totals.get('boosting', 0):.0f} s | "
-                     f"{totals.get('mining', 0):.0f} s | {points:.0f} s |")
+                     f"{totals.get('mining', 0):.0f} s | {points:.0f} s | "
+                     f"{_verifier_cell(run.get('verifier_seconds'))} |")
     lines += ["", "Phases of the idle run (stage: seconds, windows, rounds):", ""]
     first = next(iter(results["runs"].values()))
     for record in first["phases"]:
@@ -93,6 +102,13 @@ def markdown(results: dict) -> str:
         lines.append(f"- {stage}{record['phase']}: {record['seconds']:.1f} s"
                      + (f" ({extra})" if extra else ""))
     return "\n".join(lines) + "\n"
+
+
+def _verifier_cell(seconds: dict | None) -> str:
+    if not seconds:
+        return "none"
+    return f"{sum(seconds.values()):.0f} s (" + ", ".join(
+        f"{name} {value:.0f} s" for name, value in seconds.items()) + ")"
 
 
 def main(argv=None) -> dict:
