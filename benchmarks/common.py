@@ -38,7 +38,11 @@ def write_results(name: str, results: dict, markdown: str) -> None:
     print(markdown)
 
 
-DEV_IMAGES = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mit-cmu-dev"
+SHARED_DEV_IMAGES = (Path(__file__).resolve().parents[2] / "shared" / "datasets"
+                     / "mit-cmu-dev")
+# ./data/mit-cmu-dev where a user put the images as the README says; else the shared copy
+DEV_IMAGES = next((folder for folder in (Path("data") / "mit-cmu-dev", SHARED_DEV_IMAGES)
+                   if (folder / "bboxes.txt").is_file()), SHARED_DEV_IMAGES)
 
 
 def wild_benchmark_parser(description: str, label: str, repeat: int):
