@@ -181,13 +181,14 @@ def ours(name: str) -> Detector:
     depend on it: each point is exactly what ``detect --threshold T`` prints."""
     import facedetect
     from facedetect.detector import detect_faces, params_for, scanner_for
-    exact = name.endswith("@exact")   # a verified model's proposer scanned exactly
-    model = facedetect.load_model(name.removesuffix("@exact"))
+    model_name, exact, step = model_options(name)
+    model = facedetect.load_model(model_name)
     if model.verifier is not None:
-        return _verified(name, model, exact)
-    if exact:
-        raise SystemExit(f"--models {name}: @exact is for a model with a verifier (one "
-                         "scan serves every knob); a one-stage model rescans at each")
+        return _verified(name, model, exact, step)
+    if exact or step:
+        raise SystemExit(f"--models {name}: @exact and @step are for a model with a "
+                         "verifier (one scan serves every knob); a one-stage model rescans "
+                         "at each")
     shipped = params_for(model)
     scanner = scanner_for(model, shipped)
 
@@ -206,14 +207,33 @@ def ours(name: str) -> Detector:
                     detect=lambda grey: detect_faces(grey, model, shipped, scanner).boxes)
 
 
-def _verified(name: str, model, exact: bool = False) -> Detector:
+def model_options(name: str) -> tuple[str, bool, float | None]:
+    """``(model, exact, proposer's pyramid step)`` of a ``--models`` entry:
+    ``default@exact`` scans the proposer exactly, ``default@step=1.25`` with that pyramid
+    step (the verifier's threshold left as the file says).
+
+    Examples
+    --------
+    >>> model_options("default@step=1.25"), model_options("a.json@exact")
+    (('default', False, 1.25), ('a.json', True, None))
+    """
+    model, *options = name.split("@")
+    steps = [o.removeprefix("step=") for o in options if o.startswith("step=")]
+    if (set(options) - {"exact"} - {f"step={s}" for s in steps}
+            or not all(s.replace(".", "", 1).isdigit() for s in steps)):
+        raise SystemExit(f"--models {name}: the options are @exact and @step=S (a number)")
+    return model, "exact" in options, (float(steps[-1]) if steps else None)
+
+
+def _verified(name: str, model, exact: bool = False, step: float | None = None) -> Detector:
     """A model with a verifier; knob: the joint score. The proposer's scan does not
     depend on it, so one scan keeps every proposal with its joint score, and each knob
     keeps those above it: exactly what ``detect --threshold T`` prints (``detect
     --exact``'s with ``exact``)."""
     import facedetect
-    every = facedetect.Detector(model, max_pixels=None, threshold=-1e9, exact=exact)
-    shipped = facedetect.Detector(model, max_pixels=None, exact=exact)
+    stepped = {} if step is None else {"scale_factor": step}
+    every = facedetect.Detector(model, max_pixels=None, threshold=-1e9, exact=exact, **stepped)
+    shipped = facedetect.Detector(model, max_pixels=None, exact=exact, **stepped)
 
     def scan(grey):
         found = every.find(grey)

@@ -37,7 +37,7 @@ from facedetect._utils.threads import wait_passively
 
 from .common import machine, wild_benchmark_parser, wild_data, write_results
 from .detect_speed import seconds_per_mpx
-from .peer_detectors import Detector, ours, peers
+from .peer_detectors import Detector, model_options, ours, peers
 from .heldout_sets import COMPARED, compared_only, grainy, pooled, posterised
 
 BUDGETS = (2, 5, 10, 20, 50)
@@ -168,10 +168,10 @@ def main(argv=None) -> dict:
     names = args.models.split(",")
     detectors = [ours(name) for name in names] + peers(args.peers.split(","))
     import facedetect
-    held = heldout_faces(facedetect.load_model(names[0].removesuffix("@exact")), faces)
+    held = heldout_faces(facedetect.load_model(model_options(names[0])[0]), faces)
     results = {"machine": machine(), "detectors": [d.name for d in detectors],
                "budgets": BUDGETS,
-               "sha256": {n: facedetect.load_model(n.removesuffix("@exact")).document[
+               "sha256": {n: facedetect.load_model(model_options(n)[0]).document[
                    "sha256"] for n in names}}
     results["dev"] = development(detectors, Path(args.dev))
     results["crops"] = crops(detectors, held)

@@ -1,0 +1,87 @@
+"""A cheaper proposer: the shipped default's verifier kept, its proposer's pyramid step
+varied, each measured on the calibration data only (the calibration crops and pictures;
+never the held-out ones or the development images).
+
+For each step: the proposer's CPU seconds per megapixel of the calibration pictures (its
+scan and the verifier's patches), proposals per megapixel, and at 0.1, 0.25 and 0.5 false
+alarms per megapixel of those pictures the weight and share of calibration crops that the
+verifier's operating-point rule chooses (``pipeline._verifier.choose_operating_point``).
+The verifier is the one trained on the step-1.1 proposer's boxes; retraining it on each
+step's boxes is the next measurement.
+
+    python -m benchmarks.proposer_pyramid --steps 1.1,1.15,1.2,1.25,1.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from .common import machine, write_results
+
+TARGETS = (0.1, 0.25, 0.5)
+
+
+def measure(model, step: float, faces, greys) -> dict:
+    from facedetect.detector._api import Detector
+    from facedetect.pipeline._verifier import _proposed, choose_operating_point
+    verifier = model.verifier
+    proposer = Detector(verifier.proposer(model.one_stage()), max_pixels=None,
+                        verifier=False, threshold=verifier.proposer_threshold,
+                        scale_factor=step)
+    quiet = lambda items, what: items   # noqa: E731
+    start = time.process_time()
+    scanned = _proposed(proposer, verifier, greys, quiet, "pictures")
+    cpu = time.process_time() - start
+    megapixels = sum(m for *_, m in scanned)
+    crops = _proposed(proposer, verifier, faces.crops, quiet, "crops")
+    points = {str(target): choose_operating_point(faces, crops, scanned, verifier_weights(
+        model), target) for target in TARGETS}
+    return {"step": step, "cpu_s_per_mpx": round(cpu / megapixels, 4),
+            "proposals_per_mpx": round(sum(len(b) for b, *_ in scanned) / megapixels, 2),
+            "points": points}
+
+
+def verifier_weights(model) -> tuple:
+    config = (model.document["verifier"].get("training") or {}).get("config") or {}
+    return tuple(config.get("weights") or (0.5, 1.0, 2.0, 4.0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", default="1.1,1.15,1.2,1.25,1.3")
+    parser.add_argument("--label", default="proposer_pyramid")
+    args = parser.parse_args()
+    from facedetect.cli._calibrate_cmd import _calibration_pictures
+    from facedetect.data._wild_faces import (calibration_mask, find_faces_folder,
+                                             load_wild_faces)
+    from facedetect.detector._api import load_model
+    from facedetect.images import read_picture
+    folder = find_faces_folder(None)
+    if folder is None:
+        raise SystemExit("set FACEDETECT_FACES to the faces from the wild")
+    faces = load_wild_faces(folder, progress=False)
+    calibrating = faces.subset(calibration_mask(faces.groups))
+    greys = [read_picture(path) for path in _calibration_pictures(None)]
+    model = load_model("default")
+    rows = [measure(model, float(step), calibrating, greys) for step in args.steps.split(",")]
+    lines = [f"# The proposer's pyramid step ({args.label})", "",
+             f"Machine: {machine()}. The shipped default's verifier, its proposer at "
+             f"threshold {model.verifier.proposer_threshold:g} with each pyramid step; "
+             f"{len(calibrating.crops)} calibration crops, {len(greys)} calibration "
+             "pictures. CPU seconds are both cores' (the scan's threads).", "",
+             "| step | CPU s/Mpx | / step 1.1 | proposals/Mpx | "
+             + " | ".join(f"crops at {t} FA/Mpx (weight)" for t in TARGETS) + " |",
+             "|---" * (4 + len(TARGETS)) + "|"]
+    base = next((r["cpu_s_per_mpx"] for r in rows if r["step"] == 1.1), rows[0]["cpu_s_per_mpx"])
+    for r in rows:
+        cells = [f"{r['points'][str(t)]['calibration_recall']:.4f} "
+                 f"({r['points'][str(t)]['weight']:g})" for t in TARGETS]
+        lines.append(f"| {r['step']:g} | {r['cpu_s_per_mpx']:.4f} | "
+                     f"{r['cpu_s_per_mpx'] / base:.2f}x | {r['proposals_per_mpx']:.2f} | "
+                     + " | ".join(cells) + " |")
+    write_results(args.label, {"machine": machine(), "rows": rows}, "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
