@@ -155,6 +155,23 @@ def test_a_verified_model_file_round_trips(verified, tmp_path):
     assert loaded.verifier.threshold == 22.0 and loaded.verifier.weight == 2.0
 
 
+def test_a_proposer_with_its_own_pyramid_step_scans_as_that_step_given(verified, astronaut,
+                                                                       tmp_path):
+    """A file's ``proposer.scale_factor`` is what ``Detector(scale_factor=...)`` gives the
+    same model without it; the one-stage model keeps its own step."""
+    document = copy.deepcopy(verified.document)
+    document["verifier"]["proposer"]["scale_factor"] = 1.25
+    stepped = facedetect.load_model(
+        HaarDetectorModel.from_document(reseal(document)).save(tmp_path / "stepped.json"))
+    assert stepped.verifier.proposer_scale == 1.25
+    assert Detector(stepped).params.scale_factor == 1.25
+    assert Detector(stepped, verifier=False).params.scale_factor == 1.1
+    found = Detector(stepped).detect(astronaut)
+    given = Detector(verified, scale_factor=1.25).detect(astronaut)
+    np.testing.assert_array_equal(found.boxes, given.boxes)
+    np.testing.assert_array_equal(found.scores, given.scores)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda v: v.update(context=0.5), "verifier.context"),
     (lambda v: v.update(weight=-1.0), "verifier.weight"),
@@ -164,6 +181,8 @@ def test_a_verified_model_file_round_trips(verified, tmp_path):
     (lambda v: v.update(proposer={}), "verifier.proposer"),
     (lambda v: v.update(proposer={"threshold": 15.0, "rejection": {"reference": 0.0}}),
      "verifier.proposer.rejection"),
+    (lambda v: v["proposer"].update(scale_factor=1.0), "verifier.proposer.scale_factor"),
+    (lambda v: v["proposer"].update(scale_factor="coarse"), "verifier.proposer.scale_factor"),
     (lambda v: v["model"].update(cost=[1.0, -2.0]), "checksum"),
     (lambda v: v.update(model=reseal(dict(v["model"], cost=[1.0, -2.0]))), "cost"),
     (lambda v: v.update(model=reseal(dict(v["model"], verifier={}))), "without a verifier"),
@@ -285,20 +304,25 @@ def small_verifier_data(monkeypatch):
     return folders
 
 
-def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_verifier_data):
+@pytest.mark.parametrize("flags, scale", [([], None), (["--propose-scale", "1.25"], 1.25)])
+def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_verifier_data,
+                                           flags, scale):
     """The command on the shipped default, its data cut small (a few hundred faces and
-    pictures): it writes a model whose verifier detect runs."""
+    pictures): it writes a model whose verifier detect runs (its proposer at the pyramid
+    step asked for)."""
     from facedetect.cli._main import main
     faces_dir, negatives_dir = small_verifier_data
     out = tmp_path / "verified.json"
     code = main(["train-verifier", "default", "--out", str(out), "--faces", str(faces_dir),
                  "--negatives", str(negatives_dir), "--data", str(cbcl_dir), "--rounds", "5",
-                 "--features", "500", "--max-features", "300", "--quiet"])
+                 "--features", "500", "--max-features", "300", "--quiet", *flags])
     assert code == 0, capsys.readouterr().err
     assert f"wrote {out}" in capsys.readouterr().out
     model = facedetect.load_model(out)
     assert model.verifier.model.n_stumps == 5 and model.verifier.weight in (0.5, 1, 2, 4)
     assert model.document["verifier"]["training"]["config"]["max_features"] == 300
+    assert model.verifier.proposer_scale == scale
+    assert model.document["verifier"]["training"]["config"].get("propose_scale") == scale
     found = facedetect.detect(np.full((64, 64), 128, np.uint8), out)
     assert len(found) == 0
 

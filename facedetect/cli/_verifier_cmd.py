@@ -40,6 +40,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--propose-at", type=finite_float, default=defaults.propose_at,
                         metavar="T", help="the proposer's threshold (default "
                                           f"{defaults.propose_at:g})")
+    parser.add_argument("--propose-scale", type=finite_float, default=None, metavar="S",
+                        help="the proposer's pyramid step, 1.01 to 10 (default: the "
+                             "model's own)")
     parser.add_argument("--mine-at", type=finite_float, default=defaults.mine_at, metavar="T",
                         help=f"negatives: windows MODEL raises at T (default "
                              f"{defaults.mine_at:g})")
@@ -85,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_features is not None and args.max_features > args.features:
         raise FacedetectError(f"--max-features {args.max_features} searches more features "
                               f"than --features {args.features} draws")
-    config = VerifierConfig(propose_at=args.propose_at, mine_at=args.mine_at,
+    config = VerifierConfig(propose_at=args.propose_at, propose_scale=args.propose_scale,
+                            mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
                             features=args.features, seed=args.seed,
                             memory=None if args.memory is None else memory_bytes(args.memory),

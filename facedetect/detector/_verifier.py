@@ -87,6 +87,8 @@ class Verifier:
         The threshold the scan proposes at.
     proposer_rejection : dict or None
         Soft rejection learnt at ``proposer_threshold`` (the detection section's form).
+    proposer_scale : float or None
+        The pyramid step the scan proposes at (None: the model's own).
 
     Examples
     --------
@@ -104,6 +106,7 @@ class Verifier:
     threshold: float
     proposer_threshold: float
     proposer_rejection: dict | None
+    proposer_scale: float | None = None
 
     @classmethod
     def from_section(cls, section: dict, model_type) -> "Verifier":
@@ -113,7 +116,8 @@ class Verifier:
         proposer = section["proposer"]
         return cls(model_type.from_document(section["model"]), float(section["context"]),
                    float(section["weight"]), float(section["threshold"]),
-                   float(proposer["threshold"]), proposer.get("rejection"))
+                   float(proposer["threshold"]), proposer.get("rejection"),
+                   proposer.get("scale_factor"))
 
     @property
     def size(self) -> int:
@@ -121,8 +125,11 @@ class Verifier:
 
     def proposer(self, model):
         """``model`` as the scan that proposes runs it: at the proposer's threshold, with
-        the rejection learnt there (none where none was learnt)."""
+        the rejection learnt there (none where none was learnt), at its pyramid step
+        where it has one."""
         changes = {"threshold": self.proposer_threshold, "rejection": self.proposer_rejection}
+        if self.proposer_scale is not None:
+            changes["scale_factor"] = float(self.proposer_scale)
         document = dict(model.document, detection={
             k: v for k, v in dict(model.detection, **changes).items() if v is not None})
         return replace(model, document=document)

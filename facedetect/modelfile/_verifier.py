@@ -4,8 +4,10 @@ scan proposes (propose, then verify).
 A verified model file is the one-stage model as it was (its stumps, detection section and
 operating points: what ``--no-verifier`` and ``export-opencv`` use) plus this section:
 
-- ``proposer``: the scan's permissive ``threshold`` and the soft ``rejection`` learnt at
-  it, which replace the detection section's when the verifier runs;
+- ``proposer``: the scan's permissive ``threshold``, the soft ``rejection`` learnt at
+  it and, where given, its pyramid's ``scale_factor``, which replace the detection
+  section's when the verifier runs (a coarser pyramid proposes in less time, and the
+  verifier's patch frames each face again);
 - ``context``: the side of the patch cut around each proposed window, in window sides;
 - ``model``: a whole model document (checked as a model file is) scoring those patches;
 - ``weight`` and ``threshold``: a face is kept when its proposer score plus ``weight``
@@ -15,7 +17,7 @@ operating points: what ``--no-verifier`` and ``export-opencv`` use) plus this se
 
 from __future__ import annotations
 
-from ._fields import MAX_THRESHOLD, fail, is_finite
+from ._fields import MAX_THRESHOLD, SCAN_LIMITS, fail, is_finite
 
 SECTION_FIELDS = {"proposer", "context", "model", "weight", "threshold", "training"}
 MAX_CONTEXT = 4.0      # a patch of four window sides already holds the shoulders
@@ -52,9 +54,15 @@ def check_verifier(path, verifier, n_stumps: int, check_model) -> None:
     if not isinstance(verifier, dict) or set(verifier) != SECTION_FIELDS:
         fail(path, f"verifier must hold {', '.join(sorted(SECTION_FIELDS))}")
     proposer = verifier["proposer"]
-    if not (isinstance(proposer, dict) and set(proposer) <= {"threshold", "rejection"}
+    proposer_fields = {"threshold", "rejection", "scale_factor"}
+    if not (isinstance(proposer, dict) and set(proposer) <= proposer_fields
             and is_finite(proposer.get("threshold"), -MAX_THRESHOLD, MAX_THRESHOLD)):
-        fail(path, "verifier.proposer must hold a finite threshold (and rejection)")
+        fail(path, "verifier.proposer must hold a finite threshold (and rejection, "
+                   "scale_factor)")
+    scale_limits = SCAN_LIMITS["scale_factor"][1:3]
+    if "scale_factor" in proposer and not is_finite(proposer["scale_factor"], *scale_limits):
+        fail(path, "verifier.proposer.scale_factor must be a number in "
+                   "[{0:g}, {1:g}]".format(*scale_limits))
     if "rejection" in proposer:
         _check_rejection(path, proposer["rejection"], n_stumps, "verifier.proposer.rejection")
     if not is_finite(verifier["context"], 1.0, MAX_CONTEXT):

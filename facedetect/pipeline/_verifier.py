@@ -36,11 +36,13 @@ from ._wild import crop_recall
 
 __all__ = ["VerifierConfig", "train_verifier"]
 
-def proposer_of(model, train_faces, threshold: float) -> Detector:
+def proposer_of(model, train_faces, threshold: float, scale: float | None = None) -> Detector:
     """The scan that proposes: ``model`` at ``threshold``, its soft rejection learnt there
-    from its training faces (as ``facedetect calibrate`` learns it)."""
+    from its training faces (as ``facedetect calibrate`` learns it), at pyramid step
+    ``scale`` (None: the model's)."""
     return Detector(soft_levels_at(model, train_faces, threshold), max_pixels=None,
-                    verifier=False, threshold=threshold)
+                    verifier=False, threshold=threshold,
+                    **({} if scale is None else {"scale_factor": float(scale)}))
 
 
 def holds_eyes(boxes: np.ndarray, eyes) -> np.ndarray:
@@ -263,8 +265,8 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
     def phase(name):
         phases[name] = round(time.perf_counter() - start - sum(phases.values()), 1)
     train_faces = training_faces_of(model, cbcl, faces)[1]
-    proposer = proposer_of(model, train_faces, config.propose_at)
-    miner = proposer_of(model, train_faces, config.mine_at)
+    proposer = proposer_of(model, train_faces, config.propose_at, config.propose_scale)
+    miner = proposer_of(model, train_faces, config.mine_at, config.propose_scale)
     positives = positive_patches(proposer, faces, config, bar)
     negatives_found = negative_patches(miner, negatives.mining, config, bar)
     phase("patches")
@@ -272,6 +274,8 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
     phase("boosting")
     section = {"proposer": {"threshold": float(config.propose_at)}, "context": config.context,
                "weight": 1.0, "threshold": 0.0, "model": _bare(patch_model.document)}
+    if config.propose_scale is not None:
+        section["proposer"]["scale_factor"] = float(config.propose_scale)
     rejection = proposer.scan_model.detection.get("rejection")
     if rejection is not None:
         section["proposer"]["rejection"] = rejection
@@ -280,7 +284,8 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
                                         config.weights, target, bar)
     phase("operating point")
     record = {"config": {k: (list(v) if isinstance(v, tuple) else v)
-                         for k, v in dataclasses.asdict(config).items() if k != "memory"},
+                         for k, v in dataclasses.asdict(config).items()
+                         if k != "memory" and not (k == "propose_scale" and v is None)},
               "target_false_alarms_per_megapixel": target, **point,
               "positives": len(positives), "negatives": len(negatives_found),
               "calibration": calibration,

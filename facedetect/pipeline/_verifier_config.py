@@ -18,6 +18,9 @@ class VerifierConfig:
     ``benchmarks/results/verifier.md``)."""
 
     propose_at: float = 15.0
+    # The proposer's pyramid step (None: the model's). The verifier frames each proposal
+    # again, so a coarser pyramid costs it little (benchmarks/results/proposer_pyramid.md).
+    propose_scale: float | None = None
     mine_at: float = 8.0
     context: float = 1.4
     size: int = 40
@@ -39,6 +42,8 @@ class VerifierConfig:
         if not self.mine_at < self.propose_at:
             raise FacedetectError("mine_at must be below propose_at: the negatives are "
                                   "windows the proposer nearly raises")
+        if self.propose_scale is not None and not 1.01 <= self.propose_scale <= 10:
+            raise FacedetectError("propose_scale must be a pyramid step from 1.01 to 10")
         if self.max_features is not None and self.max_features < 1:
             raise FacedetectError("max_features must be at least 1")
         if not 1.0 <= self.context <= 4.0 or not 8 <= self.size <= 128:
