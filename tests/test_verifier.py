@@ -304,7 +304,7 @@ def small_verifier_data(monkeypatch):
     return folders
 
 
-@pytest.mark.parametrize("flags, scale", [([], None), (["--propose-scale", "1.25"], 1.25)])
+@pytest.mark.parametrize("flags, scale", [([], 1.25), (["--propose-scale", "1.1"], 1.1)])
 def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_verifier_data,
                                            flags, scale):
     """The command on the shipped default, its data cut small (a few hundred faces and

@@ -40,9 +40,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--propose-at", type=finite_float, default=defaults.propose_at,
                         metavar="T", help="the proposer's threshold (default "
                                           f"{defaults.propose_at:g})")
-    parser.add_argument("--propose-scale", type=finite_float, default=None, metavar="S",
-                        help="the proposer's pyramid step, 1.01 to 10 (default: the "
-                             "model's own)")
+    parser.add_argument("--propose-scale", type=finite_float, default=defaults.propose_scale,
+                        metavar="S", help=f"the proposer's pyramid step, 1.01 to 10 (default "
+                                          f"{defaults.propose_scale:g})")
     parser.add_argument("--mine-at", type=finite_float, default=defaults.mine_at, metavar="T",
                         help=f"negatives: windows MODEL raises at T (default "
                              f"{defaults.mine_at:g})")
