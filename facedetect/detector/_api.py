@@ -209,7 +209,7 @@ class Detector:
     >>> detector = Detector("default")
     >>> found = detector.detect(data.astronaut())
     >>> len(found) >= 1, [int(v) for v in found.boxes[found.scores.argmax()]]
-    (True, [157, 57, 135, 135])
+    (True, [157, 56, 135, 135])
     >>> len(detector.detect(data.astronaut(), threshold=1e6))   # a threshold no face reaches
     0
     """
@@ -449,7 +449,7 @@ def detect(image, model="default", *, exact: bool = False,
     >>> from skimage import data
     >>> found = detect(data.astronaut())
     >>> [int(v) for v in found.boxes[found.scores.argmax()]]   # the best: her face
-    [157, 57, 135, 135]
+    [157, 56, 135, 135]
     """
     max_pixels = checked_max_pixels(max_pixels)
     if not isinstance(verifier, bool):

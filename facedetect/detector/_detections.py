@@ -56,7 +56,7 @@ class Detections:
     (4, True)
     >>> best = max(found, key=lambda face: face.score)   # one record per face
     >>> [int(v) for v in best.box]
-    [157, 57, 135, 135]
+    [157, 56, 135, 135]
     """
 
     boxes: np.ndarray      # (n, 4) float: x, y, w, h of face boxes in image pixels
