@@ -6,8 +6,8 @@ For each step: the proposer's CPU seconds per megapixel of the calibration pictu
 scan and the verifier's patches), proposals per megapixel, and at 0.1, 0.25 and 0.5 false
 alarms per megapixel of those pictures the weight and share of calibration crops that the
 verifier's operating-point rule chooses (``pipeline._verifier.choose_operating_point``).
-The verifier is the one trained on the step-1.1 proposer's boxes; retraining it on each
-step's boxes is the next measurement.
+The verifier is the one the shipped default carries (``proposer_pyramid.md`` measured the
+one trained on step 1.1's proposals, before the default moved to step 1.25).
 
     python -m benchmarks.proposer_pyramid --steps 1.1,1.15,1.2,1.25,1.3
 """
@@ -43,8 +43,9 @@ def measure(model, step: float, faces, greys) -> dict:
 
 
 def verifier_weights(model) -> tuple:
+    from facedetect.pipeline._verifier_config import VerifierConfig
     config = (model.document["verifier"].get("training") or {}).get("config") or {}
-    return tuple(config.get("weights") or (0.5, 1.0, 2.0, 4.0))
+    return tuple(config.get("weights") or VerifierConfig().weights)
 
 
 def main() -> None:
