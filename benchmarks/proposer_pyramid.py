@@ -10,6 +10,7 @@ The verifier is the one the shipped default carries (``proposer_pyramid.md`` mea
 one trained on step 1.1's proposals, before the default moved to step 1.25).
 
     python -m benchmarks.proposer_pyramid --steps 1.1,1.15,1.2,1.25,1.3
+    python -m benchmarks.proposer_pyramid --model FILE --steps 1.25 --label NAME
 """
 
 from __future__ import annotations
@@ -24,11 +25,18 @@ TARGETS = (0.1, 0.25, 0.5)
 
 def measure(model, step: float, faces, greys) -> dict:
     from facedetect.detector._api import Detector
-    from facedetect.pipeline._verifier import _proposed, choose_operating_point
     verifier = model.verifier
     proposer = Detector(verifier.proposer(model.one_stage()), max_pixels=None,
                         verifier=False, threshold=verifier.proposer_threshold,
                         scale_factor=step)
+    return {"step": step, **measure_proposer(model, proposer, faces, greys)}
+
+
+def measure_proposer(model, proposer, faces, greys) -> dict:
+    """The proposer's CPU seconds and proposals per megapixel of ``greys`` and, at each
+    of ``TARGETS``, the verifier's operating point chosen on ``faces`` and ``greys``."""
+    from facedetect.pipeline._verifier import _proposed, choose_operating_point
+    verifier = model.verifier
     quiet = lambda items, what: items   # noqa: E731
     start = time.process_time()
     scanned = _proposed(proposer, verifier, greys, quiet, "pictures")
@@ -37,7 +45,7 @@ def measure(model, step: float, faces, greys) -> dict:
     crops = _proposed(proposer, verifier, faces.crops, quiet, "crops")
     points = {str(target): choose_operating_point(faces, crops, scanned, verifier_weights(
         model), target) for target in TARGETS}
-    return {"step": step, "cpu_s_per_mpx": round(cpu / megapixels, 4),
+    return {"cpu_s_per_mpx": round(cpu / megapixels, 4),
             "proposals_per_mpx": round(sum(len(b) for b, *_ in scanned) / megapixels, 2),
             "points": points}
 
@@ -48,26 +56,34 @@ def verifier_weights(model) -> tuple:
     return tuple(config.get("weights") or VerifierConfig().weights)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", default="1.1,1.15,1.2,1.25,1.3")
-    parser.add_argument("--label", default="proposer_pyramid")
-    args = parser.parse_args()
+def calibration_data() -> tuple:
+    """``(faces from the wild, their calibration part, the calibration pictures' grey
+    pixels)``, found as the recipe finds them."""
     from facedetect.cli._calibrate_cmd import _calibration_pictures
     from facedetect.data._wild_faces import (calibration_mask, find_faces_folder,
                                              load_wild_faces)
-    from facedetect.detector._api import load_model
     from facedetect.images import read_picture
     folder = find_faces_folder(None)
     if folder is None:
         raise SystemExit("set FACEDETECT_FACES to the faces from the wild")
     faces = load_wild_faces(folder, progress=False)
     calibrating = faces.subset(calibration_mask(faces.groups))
-    greys = [read_picture(path) for path in _calibration_pictures(None)]
-    model = load_model("default")
+    return faces, calibrating, [read_picture(path) for path in _calibration_pictures(None)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", default="1.1,1.15,1.2,1.25,1.3")
+    parser.add_argument("--label", default="proposer_pyramid")
+    parser.add_argument("--model", default="default",
+                        help="a verified model (default: the shipped default)")
+    args = parser.parse_args()
+    from facedetect.detector._api import load_model
+    _, calibrating, greys = calibration_data()
+    model = load_model(args.model)
     rows = [measure(model, float(step), calibrating, greys) for step in args.steps.split(",")]
     lines = [f"# The proposer's pyramid step ({args.label})", "",
-             f"Machine: {machine()}. The shipped default's verifier, its proposer at "
+             f"Machine: {machine()}. {args.model}'s verifier, its proposer at "
              f"threshold {model.verifier.proposer_threshold:g} with each pyramid step; "
              f"{len(calibrating.crops)} calibration crops, {len(greys)} calibration "
              "pictures. CPU seconds are both cores' (the scan's threads).", "",
