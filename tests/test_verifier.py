@@ -281,6 +281,41 @@ def test_the_positives_come_from_training_crops_only(monkeypatch):
     assert (patches[1::2] == patches[0::2][:, :, ::-1]).all()
 
 
+def test_hard_negatives_are_the_windows_the_verifier_scores_highest():
+    """A bootstrap pass keeps, of each picture's windows and groups, the ``per_picture``
+    whose patches ``hardness`` scores highest (brute force: every patch cut and ranked);
+    without it, a seeded random draw of as many."""
+    from types import SimpleNamespace
+
+    from facedetect.pipeline._verifier import negative_patches
+    rng = np.random.default_rng(3)
+    pictures = [rng.integers(0, 256, (60, 80)).astype(np.uint8) for _ in range(3)]
+    rects = np.array([[x, y, 16, 16] for x in range(0, 60, 6) for y in (2, 30)])
+
+    class Miner:
+        params = SimpleNamespace(min_neighbors=0)   # groups of one: each window too
+
+        def raw_windows(self, grey):
+            return rects, np.linspace(1, 2, len(rects)), None
+    config = dataclasses.replace(CONFIG, per_picture=5)
+    brightness = lambda patches: patches.reshape(len(patches), -1).mean(axis=1)  # noqa: E731
+    hard = negative_patches(Miner(), pictures, config, lambda items, what: items, brightness)
+    drawn = negative_patches(Miner(), pictures, config, lambda items, what: items)
+    assert hard.shape == drawn.shape == (15, SIZE, SIZE)
+    for k, grey in enumerate(pictures):
+        every = context_patches(grey, np.concatenate([rects, rects]), CONFIG.context, SIZE)
+        expected = np.sort(brightness(every))[::-1][:5]
+        np.testing.assert_allclose(np.sort(brightness(hard[5 * k:5 * k + 5]))[::-1],
+                                   expected)
+    assert brightness(hard).mean() > brightness(drawn).mean()
+
+
+@pytest.mark.parametrize("bootstrap", [-1, 6])
+def test_a_bootstrap_outside_0_to_5_passes_is_refused(bootstrap):
+    with pytest.raises(FacedetectError, match="bootstrap"):
+        dataclasses.replace(CONFIG, bootstrap=bootstrap).validate()
+
+
 @pytest.fixture
 def small_verifier_data(monkeypatch):
     """``(faces folder, negatives folder)``, their data cut small wherever it is read

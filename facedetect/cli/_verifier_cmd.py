@@ -62,6 +62,11 @@ def add_parser(subparsers) -> None:
                         help="features each round searches, a seeded subset per round "
                              f"(default {defaults.max_features:,}, or all of --features "
                              "where fewer)")
+    parser.add_argument("--bootstrap", type=bounded_int(0, 5), default=defaults.bootstrap,
+                        metavar="K",
+                        help="hard-negative passes, 0 to 5: each adds the windows the "
+                             "verifier so far scores highest on each mining picture and "
+                             f"trains it again (default {defaults.bootstrap})")
     parser.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=defaults.seed,
                         help=f"seed of the features and negatives drawn (default "
                              f"{defaults.seed})")
@@ -92,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
                             mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
                             features=args.features, seed=args.seed,
+                            bootstrap=args.bootstrap,
                             memory=None if args.memory is None else memory_bytes(args.memory),
                             **({} if args.max_features is None
                                else {"max_features": args.max_features}))

@@ -77,8 +77,11 @@ def positive_patches(proposer: Detector, faces, config: VerifierConfig, bar) -> 
     return np.stack(patches)
 
 
-def negative_patches(miner: Detector, pictures, config: VerifierConfig, bar) -> np.ndarray:
-    """Windows and groups the model raises at ``mine_at`` on the mining pictures."""
+def negative_patches(miner: Detector, pictures, config: VerifierConfig, bar,
+                     hardness=None) -> np.ndarray:
+    """Windows and groups the model raises at ``mine_at`` on the mining pictures, at
+    most ``per_picture`` of each: drawn at random, or with ``hardness(patches) -> scores``
+    (a verifier's decision) the ones it scores highest (a bootstrap's hard negatives)."""
     rng = np.random.default_rng(config.seed)
     found = []
     for path in bar(pictures, "verifier negatives"):
@@ -89,6 +92,12 @@ def negative_patches(miner: Detector, pictures, config: VerifierConfig, bar) -> 
         groups = group_detections(rects, scores, float(scores.min()) - 1e-6,
                                   miner.params.min_neighbors)[0]
         windows = np.concatenate([groups.reshape(-1, 4), rects.reshape(-1, 4)])
+        if hardness is not None:
+            patches = context_patches(grey, windows, config.context, config.size)
+            # stable sort: ties keep the scan's order, so the draw is reproducible
+            found.append(patches[np.argsort(-hardness(patches), kind="stable")
+                                 [:config.per_picture]])
+            continue
         if len(windows) > config.per_picture:
             windows = windows[np.sort(rng.choice(len(windows), config.per_picture, False))]
         found.append(context_patches(grey, windows, config.context, config.size))
@@ -272,6 +281,14 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
     phase("patches")
     patch_model = fit_verifier_model(positives, negatives_found, config, model.cost, progress)
     phase("boosting")
+    for _ in range(config.bootstrap):
+        # the windows the verifier so far scores most face-like join its negatives
+        negatives_found = np.concatenate([negatives_found, negative_patches(
+            miner, negatives.mining, config, bar, patch_model.decision_function)])
+        patch_model = fit_verifier_model(positives, negatives_found, config, model.cost,
+                                         progress)
+    if config.bootstrap:
+        phase("bootstrap")
     section = {"proposer": {"threshold": float(config.propose_at)}, "context": config.context,
                "weight": 1.0, "threshold": 0.0, "model": _bare(patch_model.document)}
     if config.propose_scale is not None:

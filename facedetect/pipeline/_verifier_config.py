@@ -31,6 +31,9 @@ class VerifierConfig:
     # the most calibration faces of 10,000, 20,000 and all, in 5.2 minutes against 12.2.
     max_features: int | None = 10_000
     per_picture: int = 40
+    # Hard-negative passes: each adds, from every mining picture, the per_picture windows
+    # the verifier trained so far scores highest, and trains it again.
+    bootstrap: int = 0
     weights: tuple = (0.5, 1.0, 2.0, 4.0)
     target: float | None = None   # FA/Mpx; None: the model's image operating point's
     seed: int = 0
@@ -45,6 +48,8 @@ class VerifierConfig:
                                   "windows the proposer nearly raises")
         if self.propose_scale is not None and not 1.01 <= self.propose_scale <= 10:
             raise FacedetectError("propose_scale must be a pyramid step from 1.01 to 10")
+        if not 0 <= self.bootstrap <= 5:
+            raise FacedetectError("bootstrap must be 0 to 5 hard-negative passes")
         if self.max_features is not None and self.max_features < 1:
             raise FacedetectError("max_features must be at least 1")
         if not 1.0 <= self.context <= 4.0 or not 8 <= self.size <= 128:
