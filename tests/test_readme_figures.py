@@ -14,7 +14,7 @@ from .conftest import shipped_default_digests, shipped_digests
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-BENCHMARK = REPO / "benchmarks" / "results" / "peers_default_r3000.json"
+BENCHMARK = REPO / "benchmarks" / "results" / "peers_default_mf5k.json"
 
 
 @pytest.fixture(scope="module")
