@@ -50,6 +50,19 @@ def measure_proposer(model, proposer, faces, greys) -> dict:
             "points": points}
 
 
+def points_header(first: str) -> list[str]:
+    """A results table's header: ``first`` columns, then one per target of ``TARGETS``."""
+    columns = first.count("|") - 1
+    return [first + " " + " | ".join(f"crops at {t} FA/Mpx (weight)" for t in TARGETS)
+            + " |", "|---" * (columns + len(TARGETS)) + "|"]
+
+
+def point_cells(row: dict) -> str:
+    """A row's share of crops and weight at each target, as table cells."""
+    return " | ".join(f"{row['points'][str(t)]['calibration_recall']:.4f} "
+                      f"({row['points'][str(t)]['weight']:g})" for t in TARGETS) + " |"
+
+
 def verifier_weights(model) -> tuple:
     from facedetect.pipeline._verifier_config import VerifierConfig
     config = (model.document["verifier"].get("training") or {}).get("config") or {}
@@ -87,16 +100,12 @@ def main() -> None:
              f"threshold {model.verifier.proposer_threshold:g} with each pyramid step; "
              f"{len(calibrating.crops)} calibration crops, {len(greys)} calibration "
              "pictures. CPU seconds are both cores' (the scan's threads).", "",
-             "| step | CPU s/Mpx | / step 1.1 | proposals/Mpx | "
-             + " | ".join(f"crops at {t} FA/Mpx (weight)" for t in TARGETS) + " |",
-             "|---" * (4 + len(TARGETS)) + "|"]
+             *points_header("| step | CPU s/Mpx | / step 1.1 | proposals/Mpx |")]
     base = next((r["cpu_s_per_mpx"] for r in rows if r["step"] == 1.1), rows[0]["cpu_s_per_mpx"])
     for r in rows:
-        cells = [f"{r['points'][str(t)]['calibration_recall']:.4f} "
-                 f"({r['points'][str(t)]['weight']:g})" for t in TARGETS]
         lines.append(f"| {r['step']:g} | {r['cpu_s_per_mpx']:.4f} | "
                      f"{r['cpu_s_per_mpx'] / base:.2f}x | {r['proposals_per_mpx']:.2f} | "
-                     + " | ".join(cells) + " |")
+                     + point_cells(r))
     write_results(args.label, {"machine": machine(), "rows": rows}, "\n".join(lines) + "\n")
 
 

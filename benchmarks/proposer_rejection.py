@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 from .common import machine, write_results
-from .proposer_pyramid import TARGETS, calibration_data, measure_proposer
+from .proposer_pyramid import calibration_data, measure_proposer, point_cells, points_header
 
 
 def proposer_at(model, train_faces, loss: str):
@@ -61,16 +61,13 @@ def main() -> None:
              f"{len(train_faces):,} training faces within each budget (exact: none "
              f"learnt); {len(calibrating.crops)} calibration crops, {len(greys)} "
              "calibration pictures. CPU seconds are both cores' (the scan's threads).", "",
-             "| budget | quantile | training faces lost | CPU s/Mpx | proposals/Mpx | "
-             + " | ".join(f"crops at {t} FA/Mpx (weight)" for t in TARGETS) + " |",
-             "|---" * (5 + len(TARGETS)) + "|"]
+             *points_header("| budget | quantile | training faces lost | CPU s/Mpx | "
+                            "proposals/Mpx |")]
     for r in rows:
-        cells = [f"{r['points'][str(t)]['calibration_recall']:.4f} "
-                 f"({r['points'][str(t)]['weight']:g})" for t in TARGETS]
         lost = "" if r["training_faces_lost"] is None else f"{r['training_faces_lost']:.4f}"
         quantile = "" if r["quantile"] is None else f"{r['quantile']:g}"
         lines.append(f"| {r['loss']} | {quantile} | {lost} | {r['cpu_s_per_mpx']:.4f} | "
-                     f"{r['proposals_per_mpx']:.2f} | " + " | ".join(cells) + " |")
+                     f"{r['proposals_per_mpx']:.2f} | " + point_cells(r))
     write_results(args.label, {"machine": machine(), "rows": rows}, "\n".join(lines) + "\n")
 
 
