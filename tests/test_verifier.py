@@ -121,6 +121,30 @@ def test_the_verifier_scores_what_training_computed(patch_model):
             > patch_model.decision_function(negatives).mean())
 
 
+def test_a_verifier_with_channel_features_scores_what_training_computed():
+    """--channels: the features are drawn from the pool with the gradient channels, and the
+    verifier's scores are its stumps on feature_matrix's values of that pool."""
+    from facedetect.haar import CHANNEL_TYPES, FEATURE_TYPES
+    config = dataclasses.replace(CONFIG, channels=True, rounds=30)
+    bands, noise = _toy_patches(60, 0)
+    # a tenth of each class swapped: no stump separates them, so boosting runs every round
+    positives = np.concatenate([bands[6:], noise[:6]])
+    negatives = np.concatenate([noise[6:], bands[:6]])
+    model = fit_verifier_model(positives, negatives, config, (1.0, 10.0))
+    pool = haar_feature_pool(SIZE, SIZE, FEATURE_TYPES + CHANNEL_TYPES)
+    subset = pool.subset(np.sort(np.random.default_rng(config.seed).choice(
+        len(pool), config.features, replace=False)))
+    stumps = model.document["stumps"]
+    chosen = [s["feature"] for s in stumps]
+    assert (subset.channels[chosen] >= 0).any()   # some of each kind chosen
+    assert (subset.channels[chosen] < 0).any()
+    patches = np.concatenate(_toy_patches(20, 5))
+    values = feature_matrix(patches, subset, progress=False)[:, chosen]
+    expected = sum(s["alpha"] * np.where(values[:, t] > s["threshold"], s["polarity"],
+                                         -s["polarity"]) for t, s in enumerate(stumps))
+    np.testing.assert_allclose(model.decision_function(patches), expected, atol=1e-9)
+
+
 def test_detect_runs_the_proposer_then_the_verifier(verified, astronaut):
     grey = astronaut
     proposer = Detector(facedetect.load_model("haar").with_detection({"rejection": None}),

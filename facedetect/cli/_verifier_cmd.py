@@ -55,8 +55,13 @@ def add_parser(subparsers) -> None:
                         help=f"boosting rounds (default {defaults.rounds})")
     parser.add_argument("--features", type=bounded_int(1, 10_000_000),
                         default=defaults.features,
-                        help=f"Haar features drawn from the patch's pool (default "
+                        help=f"features drawn from the patch's pool (default "
                              f"{defaults.features:,})")
+    parser.add_argument("--channels", action=argparse.BooleanOptionalAction,
+                        default=defaults.channels,
+                        help="draw the features from a pool with channel features (gradient "
+                             "magnitude and six orientations) beside the Haar features "
+                             f"(default {'on' if defaults.channels else 'off'})")
     parser.add_argument("--max-features", type=bounded_int(1, 10_000_000),
                         default=None, metavar="N",
                         help="features each round searches, a seeded subset per round "
@@ -96,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     config = VerifierConfig(propose_at=args.propose_at, propose_scale=args.propose_scale,
                             mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
-                            features=args.features, seed=args.seed,
+                            features=args.features, channels=args.channels,
+                            seed=args.seed,
                             bootstrap=args.bootstrap,
                             memory=None if args.memory is None else memory_bytes(args.memory),
                             **({} if args.max_features is None

@@ -108,13 +108,15 @@ def negative_patches(miner: Detector, pictures, config: VerifierConfig, bar,
 
 def fit_verifier_model(positives: np.ndarray, negatives: np.ndarray, config: VerifierConfig,
                        cost, progress: bool = False):
-    """AdaBoostDB (``cost``) on a seeded subset of the patch's Haar pool: the verifier's
+    """AdaBoostDB (``cost``) on a seeded subset of the patch's pool (Haar features, and
+    channel features where ``config.channels``): the verifier's
     :class:`~facedetect.detector._model.HaarDetectorModel`."""
-    from ..haar import haar_feature_pool
+    from ..haar import CHANNEL_TYPES, FEATURE_TYPES, haar_feature_pool
     from ..training._algorithms import AdaBoostDB
     from ._assemble import haar_detector_model
     from ._compact import compact_features
-    pool = haar_feature_pool(config.size, config.size)
+    pool = haar_feature_pool(config.size, config.size,
+                             FEATURE_TYPES + (CHANNEL_TYPES if config.channels else ()))
     rng = np.random.default_rng(config.seed)
     if config.features < len(pool):
         pool = pool.subset(np.sort(rng.choice(len(pool), config.features, replace=False)))

@@ -29,6 +29,9 @@ class VerifierConfig:
     # tried (benchmarks/results/verifier_levers.md).
     rounds: int = 3000
     features: int = 40_000
+    # Channel features (gradient magnitude and six orientations, as the one-stage faces
+    # recipe's) beside the Haar features of the pool the features are drawn from.
+    channels: bool = False
     # Searched a round: a seeded subset of at most this many (None: all). At 3,000 rounds,
     # 5,000 found as many calibration faces as 10,000 within the seed noise in 5.2 minutes
     # against 8.4: the recipe trains in 1.41x its one-stage phases' time, not 1.61x
