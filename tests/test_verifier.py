@@ -363,12 +363,13 @@ def small_verifier_data(monkeypatch):
     return folders
 
 
-@pytest.mark.parametrize("flags, scale", [([], 1.25), (["--propose-scale", "1.1"], 1.1)])
+@pytest.mark.parametrize("flags, scale", [([], 1.25),
+                                          (["--propose-scale", "1.1", "--channels"], 1.1)])
 def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_verifier_data,
                                            flags, scale):
     """The command on the shipped default, its data cut small (a few hundred faces and
     pictures): it writes a model whose verifier detect runs (its proposer at the pyramid
-    step asked for)."""
+    step asked for, its pool with channel features where asked)."""
     from facedetect.cli._main import main
     faces_dir, negatives_dir = small_verifier_data
     out = tmp_path / "verified.json"
@@ -382,6 +383,8 @@ def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_ver
     assert model.document["verifier"]["training"]["config"]["max_features"] == 300
     assert model.verifier.proposer_scale == scale
     assert model.document["verifier"]["training"]["config"].get("propose_scale") == scale
+    assert model.document["verifier"]["training"]["config"]["channels"] == (
+        "--channels" in flags)
     found = facedetect.detect(np.full((64, 64), 128, np.uint8), out)
     assert len(found) == 0
 
