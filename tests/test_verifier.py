@@ -103,19 +103,29 @@ def test_spilled_features_give_the_same_verifier(monkeypatch):
     assert models[0].document == models[1].document
 
 
+def _drawn_pool(config: VerifierConfig, feature_types=None):
+    """The seeded subset of the patch's pool that training draws its features from."""
+    pool = haar_feature_pool(config.size, config.size, feature_types)
+    indices = np.random.default_rng(config.seed).choice(len(pool), config.features,
+                                                        replace=False)
+    return pool.subset(np.sort(indices))
+
+
+def _stump_sum(model, patches: np.ndarray, subset) -> np.ndarray:
+    """The model's stumps on feature_matrix's values of ``subset``: its decision, by hand."""
+    stumps = model.document["stumps"]
+    values = feature_matrix(patches, subset, progress=False)[
+        :, [s["feature"] for s in stumps]]
+    return sum(s["alpha"] * np.where(values[:, t] > s["threshold"], s["polarity"],
+                                     -s["polarity"]) for t, s in enumerate(stumps))
+
+
 def test_the_verifier_scores_what_training_computed(patch_model):
     """Its stumps on the training path's feature values (feature_matrix of the pool)."""
     patches = np.concatenate(_toy_patches(20, 5))
-    pool = haar_feature_pool(SIZE, SIZE)
-    indices = np.random.default_rng(CONFIG.seed).choice(len(pool), CONFIG.features,
-                                                        replace=False)
-    subset = pool.subset(np.sort(indices))
-    stumps = patch_model.document["stumps"]
-    values = feature_matrix(patches, subset, progress=False)[
-        :, [s["feature"] for s in stumps]]
-    expected = sum(s["alpha"] * np.where(values[:, t] > s["threshold"], s["polarity"],
-                                         -s["polarity"]) for t, s in enumerate(stumps))
-    np.testing.assert_allclose(patch_model.decision_function(patches), expected, atol=1e-9)
+    np.testing.assert_allclose(patch_model.decision_function(patches),
+                               _stump_sum(patch_model, patches, _drawn_pool(CONFIG)),
+                               atol=1e-9)
     positives, negatives = _toy_patches(40, 9)   # and it learnt the band
     assert (patch_model.decision_function(positives).mean()
             > patch_model.decision_function(negatives).mean())
@@ -131,18 +141,13 @@ def test_a_verifier_with_channel_features_scores_what_training_computed():
     positives = np.concatenate([bands[6:], noise[:6]])
     negatives = np.concatenate([noise[6:], bands[:6]])
     model = fit_verifier_model(positives, negatives, config, (1.0, 10.0))
-    pool = haar_feature_pool(SIZE, SIZE, FEATURE_TYPES + CHANNEL_TYPES)
-    subset = pool.subset(np.sort(np.random.default_rng(config.seed).choice(
-        len(pool), config.features, replace=False)))
-    stumps = model.document["stumps"]
-    chosen = [s["feature"] for s in stumps]
+    subset = _drawn_pool(config, FEATURE_TYPES + CHANNEL_TYPES)
+    chosen = [s["feature"] for s in model.document["stumps"]]
     assert (subset.channels[chosen] >= 0).any()   # some of each kind chosen
     assert (subset.channels[chosen] < 0).any()
     patches = np.concatenate(_toy_patches(20, 5))
-    values = feature_matrix(patches, subset, progress=False)[:, chosen]
-    expected = sum(s["alpha"] * np.where(values[:, t] > s["threshold"], s["polarity"],
-                                         -s["polarity"]) for t, s in enumerate(stumps))
-    np.testing.assert_allclose(model.decision_function(patches), expected, atol=1e-9)
+    np.testing.assert_allclose(model.decision_function(patches),
+                               _stump_sum(model, patches, subset), atol=1e-9)
 
 
 def test_detect_runs_the_proposer_then_the_verifier(verified, astronaut):
