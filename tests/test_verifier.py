@@ -6,6 +6,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -345,6 +346,9 @@ def test_a_bootstrap_outside_0_to_5_passes_is_refused(bootstrap):
         dataclasses.replace(CONFIG, bootstrap=bootstrap).validate()
 
 
+_EVERY_90TH: dict = {}
+
+
 @pytest.fixture
 def small_verifier_data(monkeypatch):
     """``(faces folder, negatives folder)``, their data cut small wherever it is read
@@ -358,8 +362,15 @@ def small_verifier_data(monkeypatch):
     from .conftest import needs_data
     folders = needs_data("faces"), needs_data("negatives")
     load = _wild_faces.load_wild_faces
-    monkeypatch.setattr(_wild_faces, "load_wild_faces", lambda *a, **k: (
-        lambda faces: faces.subset(np.arange(len(faces.crops)) % 90 == 0))(load(*a, **k)))
+
+    def every_90th(folder, *args, **kwargs):
+        # read once per test process: the 26,980 crops take about 20 s to read
+        key = str(Path(folder).resolve())
+        if key not in _EVERY_90TH:
+            faces = load(folder, *args, **kwargs)
+            _EVERY_90TH[key] = faces.subset(np.arange(len(faces.crops)) % 90 == 0)
+        return _EVERY_90TH[key]
+    monkeypatch.setattr(_wild_faces, "load_wild_faces", every_90th)
     find = _bootstrap.NegativeSet.find
     monkeypatch.setattr(_bootstrap.NegativeSet, "find", classmethod(
         lambda cls, *a, **k: (lambda n: dataclasses.replace(
