@@ -380,12 +380,14 @@ def small_verifier_data(monkeypatch):
 
 
 @pytest.mark.parametrize("flags, scale", [([], 1.25),
-                                          (["--propose-scale", "1.1", "--channels"], 1.1)])
+                                          (["--propose-scale", "1.1", "--channels",
+                                            "--false-alarms", "3"], 1.1)])
 def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_verifier_data,
                                            flags, scale):
     """The command on the shipped default, its data cut small (a few hundred faces and
     pictures): it writes a model whose verifier detect runs (its proposer at the pyramid
-    step asked for, its pool with channel features where asked)."""
+    step asked for, its pool with channel features where asked, its joint point chosen at
+    the false-alarm rate asked for)."""
     from facedetect.cli._main import main
     faces_dir, negatives_dir = small_verifier_data
     out = tmp_path / "verified.json"
@@ -401,6 +403,9 @@ def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_ver
     assert model.document["verifier"]["training"]["config"].get("propose_scale") == scale
     assert model.document["verifier"]["training"]["config"]["channels"] == (
         "--channels" in flags)
+    record = model.document["verifier"]["training"]
+    assert record["target_false_alarms_per_megapixel"] == (3.0 if "--false-alarms" in flags
+                                                           else 0.1)
     found = facedetect.detect(np.full((64, 64), 128, np.uint8), out)
     assert len(found) == 0
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import FacedetectError
-from ._common import bounded_int, check_writable, finite_float
+from ._common import bounded_int, check_writable, field_type, finite_float
 
 def add_parser(subparsers) -> None:
     from ..pipeline._verifier_config import VerifierConfig   # plain data: no numpy
@@ -20,7 +20,7 @@ def add_parser(subparsers) -> None:
                     "context around each proposal, from the training faces MODEL was "
                     "trained on and windows it raises on the mining pictures. The weight "
                     "and threshold of the joint score are chosen on the calibration faces "
-                    "and pictures at MODEL's own false-alarm target. OUT is MODEL with a "
+                    "and pictures at --false-alarms. OUT is MODEL with a "
                     "verifier section: detect runs both, --no-verifier the one-stage "
                     "model, and export-opencv still writes the one-stage model.")
     parser.add_argument("model", help="a face model file trained on faces from the wild, "
@@ -72,6 +72,11 @@ def add_parser(subparsers) -> None:
                         help="hard-negative passes, 0 to 5: each adds the windows the "
                              "verifier so far scores highest on each mining picture and "
                              f"trains it again (default {defaults.bootstrap})")
+    parser.add_argument("--false-alarms", type=field_type("target_false_alarms_per_megapixel"),
+                        default=defaults.target, metavar="RATE",
+                        help="false alarms per megapixel of the calibration pictures the "
+                             "joint score's point is chosen at (default "
+                             f"{defaults.target:g})")
     parser.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=defaults.seed,
                         help=f"seed of the features and negatives drawn (default "
                              f"{defaults.seed})")
@@ -102,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                             mine_at=args.mine_at,
                             context=args.context, size=args.size, rounds=args.rounds,
                             features=args.features, channels=args.channels,
-                            seed=args.seed,
+                            seed=args.seed, target=args.false_alarms,
                             bootstrap=args.bootstrap,
                             memory=None if args.memory is None else memory_bytes(args.memory),
                             **({} if args.max_features is None
