@@ -14,7 +14,7 @@ from .conftest import shipped_default_digests, shipped_digests
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-BENCHMARK = REPO / "benchmarks" / "results" / "peers_default_mf5k.json"
+BENCHMARK = REPO / "benchmarks" / "results" / "peers_default_ctx2.json"
 
 
 @pytest.fixture(scope="module")

@@ -95,7 +95,7 @@ class Verifier:
     >>> import facedetect
     >>> verifier = facedetect.load_model("default").verifier   # the shipped default's
     >>> verifier.context, verifier.size, verifier.proposer_threshold
-    (1.4, 40, 15.0)
+    (2.0, 40, 15.0)
     >>> facedetect.load_model("haar").verifier is None   # a one-stage model
     True
     """
