@@ -346,6 +346,13 @@ def test_a_bootstrap_outside_0_to_5_passes_is_refused(bootstrap):
         dataclasses.replace(CONFIG, bootstrap=bootstrap).validate()
 
 
+@pytest.mark.parametrize("target", [0.0, -1.0, float("nan"), float("inf"), 1e7])
+def test_a_target_that_is_no_rate_is_refused_before_the_work(target):
+    with pytest.raises(FacedetectError, match="target must be"):
+        dataclasses.replace(CONFIG, target=target).validate()
+    dataclasses.replace(CONFIG, target=None).validate()   # the model's own
+
+
 _EVERY_90TH: dict = {}
 
 
@@ -412,7 +419,8 @@ def test_train_verifier_command_end_to_end(tmp_path, capsys, cbcl_dir, small_ver
 
 @pytest.mark.parametrize("flags, verified", [([], True), (["--verifier"], True),
                                              (["--no-verifier"], False),
-                                             (["--memory", "1.5"], True)])
+                                             (["--memory", "1.5", "--false-alarms",
+                                               "0.75"], True)])
 def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
         tmp_path, monkeypatch, capsys, cbcl_dir, small_verifier_data, flags, verified):
     """The faces recipe (or ``--verifier``): the model it trains (here the shipped
@@ -437,7 +445,7 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
     real = _verifier.train_verifier
 
     def small(*args, config, **kwargs):
-        seen["memory"] = config.memory
+        seen["memory"], seen["target"] = config.memory, config.target
         return real(*args, config=dataclasses.replace(config, rounds=5, features=500),
                     **kwargs)
     monkeypatch.setattr(_verifier, "train_verifier", small)
@@ -452,6 +460,9 @@ def test_train_detector_verifier_trains_the_verifier_on_the_plans_data(
     assert 0 < seen["faces"] < 1000   # the plan's faces: every 90th of 26,980
     if verified:   # the run's --memory bounds the verifier's features too
         assert seen["memory"] == (int(1.5 * 2**30) if "--memory" in flags else None)
+        # --false-alarms, where given, is the verifier's point too: what detect uses
+        assert seen["target"] == (0.75 if "--false-alarms" in flags else
+                                  VerifierConfig().target)
 
 
 def test_one_stage_is_the_model_without_its_verifier(verified):
@@ -461,11 +472,12 @@ def test_one_stage_is_the_model_without_its_verifier(verified):
     assert plain.one_stage() is plain
 
 
-@pytest.mark.parametrize("target", [0.5, 20.0])
+@pytest.mark.parametrize("target, given", [(0.5, True), (20.0, False)])
 def test_calibrate_chooses_a_verified_models_joint_point_again(
-        verified, tmp_path, capsys, monkeypatch, small_verifier_data, target):
+        verified, tmp_path, capsys, monkeypatch, small_verifier_data, target, given):
     """``calibrate`` on a model with a verifier: the joint score's threshold it writes
-    keeps what ``Detector`` raises on the calibration pictures at most at the target, and
+    keeps what ``Detector`` raises on the calibration pictures at most at the target (the
+    rate given, else the verifier's own recorded one, not the one-stage model's), and
     the verifier's stumps and proposer stay as they were."""
     from facedetect.cli import _calibrate_cmd
     from facedetect.cli._main import main
@@ -475,14 +487,23 @@ def test_calibrate_chooses_a_verified_models_joint_point_again(
     pictures = []
     monkeypatch.setattr(_calibrate_cmd, "_calibration_pictures",
                         lambda explicit: pictures.extend(real(explicit)[:4]) or pictures)
+    if not given:   # the verifier's recorded target, apart from the one-stage model's
+        document = copy.deepcopy(verified.document)
+        document["verifier"]["training"] = {"target_false_alarms_per_megapixel": target}
+        verified = HaarDetectorModel.from_document(reseal(document))
+    image_target = verified.calibration["image"]["target_false_alarms_per_megapixel"]
+    assert image_target != target
     source, out = verified.save(tmp_path / "v.json"), tmp_path / "c.json"
     code = main(["calibrate", str(source), "--negatives", str(negatives_dir), "--faces",
-                 str(faces_dir), "--false-alarms", str(target), "--out", str(out),
-                 "--quiet"])
+                 str(faces_dir), *(["--false-alarms", str(target)] if given else []),
+                 "--out", str(out), "--quiet"])
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "with the verifier (what detect uses)" in printed.out
+    assert f"at {target:g} false alarms per megapixel)" in printed.out
     model = facedetect.load_model(out)
+    assert model.calibration["image"]["target_false_alarms_per_megapixel"] == (
+        target if given else image_target)
     section, before = model.document["verifier"], verified.document["verifier"]
     assert section["model"] == before["model"] and section["proposer"] == before["proposer"]
     assert section["training"]["target_false_alarms_per_megapixel"] == target

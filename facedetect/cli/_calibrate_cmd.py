@@ -35,7 +35,8 @@ def add_parser(subparsers) -> None:
                         dest="target_false_alarms_per_megapixel", metavar="RATE",
                         type=field_type("target_false_alarms_per_megapixel"),
                         help="false alarms per megapixel allowed (default: the model's "
-                             "recorded target, else 0.25)")
+                             "recorded target, else 0.25; a verifier's own recorded target "
+                             "for the verifier's point)")
     parser.add_argument("--faces", metavar="DIR",
                         help="the faces from the wild the model was trained on: rebuild its "
                              "training faces to learn soft rejection as training did")
@@ -105,9 +106,16 @@ def run(args: argparse.Namespace) -> int:
                               "file")
     pictures = _calibration_pictures(args.negatives)
     target = args.target_false_alarms_per_megapixel
+    # Without a rate each point is chosen again at its own recorded target (a verifier's
+    # may differ from the one-stage model's); with one, both at it.
+    verifier_target = target
     if target is None:
         target = (model.calibration.get("image", {}).get("target_false_alarms_per_megapixel")
                   or TARGET_FALSE_ALARMS_PER_MEGAPIXEL)
+        if model.verifier is not None:
+            verifier_target = (model.document["verifier"].get("training") or {}).get(
+                "target_false_alarms_per_megapixel")
+    verifier_target = target if verifier_target is None else verifier_target
     faces = _wild_faces(model, args, warn)   # refused before the work
     held, train = _faces(model.one_stage(), args, faces)
     calibrated = calibrate(model, pictures, float(target), faces=held, train_faces=train,
@@ -115,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if model.verifier is not None:   # its point is chosen again on the proposer's new one
         from ..pipeline._verifier import recalibrated_verifier
         calibrated, verified = recalibrated_verifier(
-            calibrated, faces, pictures, float(target), progress=not (args.quiet or args.json))
+            calibrated, faces, pictures, float(verifier_target),
+            progress=not (args.quiet or args.json))
     if out is not None:
         calibrated.save(out)
     detection, chosen = calibrated.detection, calibrated.calibration
@@ -139,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     if "verifier" in points:
         print(f"with the verifier (what detect uses): kept when the score plus "
               f"{verified['weight']:g} x the verifier's passes {verified['threshold']:g} "
-              f"({verified['calibration_recall']:.3f} of the calibration faces)")
+              f"({verified['calibration_recall']:.3f} of the calibration faces at "
+              f"{verifier_target:g} false alarms per megapixel)")
     if "opencv" in points:
         print(f"OpenCV export: threshold {points['opencv']['threshold']:g}, "
               f"{points['opencv']['false_alarms_per_megapixel']:g} false alarms per megapixel"

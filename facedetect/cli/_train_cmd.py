@@ -18,6 +18,7 @@ from ..pipeline._config import (ALGORITHM_CHOICES, CBCL_JITTER_SHIFT, WILD_FRAMI
                                WILD_JITTER_SHIFT, WILD_POSTERIZE, WILD_WINDOW, TrainConfig,
                                check_config)
 from ..pipeline._settings import MEMORY_BOUNDS_GB, RUN_LIMITS, RunOptions
+from ..pipeline._verifier_config import VerifierConfig
 from ..training._cluster import CONNECT_TIMEOUT_S, MAX_LOCAL_WORKERS, connect, disconnect
 from ._recipe_args import chosen_recipe, config_from, expert_flag_lines
 from ._verifier_cmd import verifier_line, verify_trained
@@ -182,8 +183,10 @@ def _bootstrap_options(parser: argparse.ArgumentParser) -> None:
                        type=field_type("target_false_alarms_per_megapixel"), metavar="RATE",
                        help="image operating point: the false alarms per megapixel allowed "
                             "on the calibration part of the negative pictures (default "
-                            f"{RECIPE.target_false_alarms_per_megapixel:g}; facedetect "
-                            "calibrate sets it again on a trained model)")
+                            f"{RECIPE.target_false_alarms_per_megapixel:g}, and the "
+                            f"verifier's {VerifierConfig.target:g}; where given, both; "
+                            "facedetect calibrate sets "
+                            "it again on a trained model)")
     group.add_argument("--verifier", action=argparse.BooleanOptionalAction, default=None,
                        help="then train a verifier on the model (a second look at each "
                             "face it finds, as train-verifier trains one with its defaults) "
@@ -302,7 +305,9 @@ def run(args: argparse.Namespace) -> int:
         log(_faces_line(args, plan))   # once the run is sure to start: an error stays one line
         result = train_detector(plan, out=out, resume=args.resume, progress=not quiet,
                                 options=options)
-        verified = (verify_trained(plan, result.model, out, quiet, options.memory)
+        # --false-alarms, where given, sets the verifier's point too: what detect uses
+        verified = (verify_trained(plan, result.model, out, quiet, options.memory,
+                                   args.target_false_alarms_per_megapixel)
                     if args.verifier else None)
     config = plan.config
     _say_expert_flags(args, warn)   # after the run, so that a refusal stays one line

@@ -149,15 +149,17 @@ def verifier_line(record: dict) -> str:
             f"megapixel of the calibration pictures)")
 
 
-def verify_trained(plan, model, out: Path, quiet: bool, memory: int | None = None) -> dict:
+def verify_trained(plan, model, out: Path, quiet: bool, memory: int | None = None,
+                   target: float | None = None) -> dict:
     """``train-detector --verifier``: a verifier for the model just written to ``out``,
-    trained on the plan's data with train-verifier's defaults and the run's ``memory``
-    (bytes; None: the default), and written over it (the one-stage model stays there if
-    this fails): its training record."""
+    trained on the plan's data with train-verifier's defaults, the run's ``memory``
+    (bytes; None: the default) and ``target`` (the run's ``--false-alarms`` where given;
+    None: train-verifier's default), and written over it (the one-stage model stays there
+    if this fails): its training record."""
     from ..pipeline._verifier import train_verifier
     from ..pipeline._verifier_config import VerifierConfig
+    config = VerifierConfig(memory=memory, **({} if target is None else {"target": target}))
     verified, record = train_verifier(model, plan.cbcl, plan.faces, plan.negatives,
-                                      config=VerifierConfig(memory=memory),
-                                      progress=not quiet)
+                                      config=config, progress=not quiet)
     verified.save(out)
     return record

@@ -9,8 +9,8 @@ threshold, then train a second AdaBoostDB model on what it proposes, with more c
 - **Features**: a seeded ``features`` subset of the Haar pool of the patch (the whole pool
   of a 40x40 patch holds over a million).
 - **Operating point**: the weight and threshold at which the calibration pictures (never
-  the held-out ones) raise at most the model's own image target of false alarms per
-  megapixel; of the weights, the one that finds most calibration crops.
+  the held-out ones) raise at most ``target`` false alarms per megapixel (None: the
+  model's own image target); of the weights, the one that finds most calibration crops.
 
 The detector's side (cutting patches, scoring, the joint score):
 :mod:`facedetect.detector._verifier`.
@@ -265,7 +265,8 @@ def train_verifier(model, cbcl, faces, negatives, config: VerifierConfig = Verif
     config.validate()
     model = model.one_stage()   # a verifier it has is replaced
     image_point = (model.document.get("calibration") or {}).get("image") or {}
-    target = config.target or image_point.get("target_false_alarms_per_megapixel")
+    target = (config.target if config.target is not None
+              else image_point.get("target_false_alarms_per_megapixel"))
     if target is None:
         raise FacedetectError("the model has no image operating point: give a target")
 

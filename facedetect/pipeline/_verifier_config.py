@@ -64,5 +64,8 @@ class VerifierConfig:
             raise FacedetectError("bootstrap must be 0 to 5 hard-negative passes")
         if self.max_features is not None and self.max_features < 1:
             raise FacedetectError("max_features must be at least 1")
+        if self.target is not None and not 0 < self.target <= 1e6:   # nan fails too
+            raise FacedetectError("target must be a rate of false alarms per megapixel "
+                                  "above 0 and at most 1e6, or None")
         if not 1.0 <= self.context <= 4.0 or not 8 <= self.size <= 128:
             raise FacedetectError("context must be 1 to 4 window sides and size 8 to 128")
