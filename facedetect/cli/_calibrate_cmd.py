@@ -90,10 +90,21 @@ def _faces(model, args, faces):
     return training_faces_of(model, load_cbcl(args.data), faces)
 
 
+def _targets(model, rate: float | None) -> tuple[float, float]:
+    """The one-stage and the verifier's rates: the one given for both, else each point's
+    own recorded target (a verifier's may differ from the one-stage model's)."""
+    from ..pipeline._config import TARGET_FALSE_ALARMS_PER_MEGAPIXEL
+    if rate is not None:
+        return rate, rate
+    one_stage = (model.calibration.get("image", {}).get("target_false_alarms_per_megapixel")
+                 or TARGET_FALSE_ALARMS_PER_MEGAPIXEL)
+    verifier = (model.document.get("verifier") or {}).get("training") or {}
+    return one_stage, verifier.get("target_false_alarms_per_megapixel") or one_stage
+
+
 def run(args: argparse.Namespace) -> int:
     from ..detector._api import load_model, model_path
     from ..detector._calibrate import calibrate
-    from ..pipeline._config import TARGET_FALSE_ALARMS_PER_MEGAPIXEL
 
     def warn(line):
         print(f"facedetect calibrate: {line}", file=sys.stderr)
@@ -105,17 +116,7 @@ def run(args: argparse.Namespace) -> int:
         raise FacedetectError(f"--out {args.out} is the model file itself: name another "
                               "file")
     pictures = _calibration_pictures(args.negatives)
-    target = args.target_false_alarms_per_megapixel
-    # Without a rate each point is chosen again at its own recorded target (a verifier's
-    # may differ from the one-stage model's); with one, both at it.
-    verifier_target = target
-    if target is None:
-        target = (model.calibration.get("image", {}).get("target_false_alarms_per_megapixel")
-                  or TARGET_FALSE_ALARMS_PER_MEGAPIXEL)
-        if model.verifier is not None:
-            verifier_target = (model.document["verifier"].get("training") or {}).get(
-                "target_false_alarms_per_megapixel")
-    verifier_target = target if verifier_target is None else verifier_target
+    target, verifier_target = _targets(model, args.target_false_alarms_per_megapixel)
     faces = _wild_faces(model, args, warn)   # refused before the work
     held, train = _faces(model.one_stage(), args, faces)
     calibrated = calibrate(model, pictures, float(target), faces=held, train_faces=train,
