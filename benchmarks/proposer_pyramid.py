@@ -11,6 +11,11 @@ one trained on step 1.1's proposals, before the default moved to step 1.25).
 
     python -m benchmarks.proposer_pyramid --steps 1.1,1.15,1.2,1.25,1.3
     python -m benchmarks.proposer_pyramid --model FILE --steps 1.25 --label NAME
+    python -m benchmarks.proposer_pyramid --steps 1.25 --thresholds 15,12,10,8,6
+
+``--thresholds`` varies the proposer's threshold instead (the verifier and the proposer's
+soft rejection stay the model's, so it measures what proposing more would find before a
+verifier is trained for it).
 """
 
 from __future__ import annotations
@@ -23,13 +28,16 @@ from .common import machine, write_results
 TARGETS = (0.1, 0.25, 0.5)
 
 
-def measure(model, step: float, faces, greys) -> dict:
+def measure(model, step: float, faces, greys, threshold: float | None = None) -> dict:
+    """One row: the proposer at pyramid ``step`` and at ``threshold`` (None: the model's
+    proposer threshold; its soft rejection stays the one learnt at the model's)."""
     from facedetect.detector._api import Detector
     verifier = model.verifier
+    threshold = verifier.proposer_threshold if threshold is None else threshold
     proposer = Detector(verifier.proposer(model.one_stage()), max_pixels=None,
-                        verifier=False, threshold=verifier.proposer_threshold,
-                        scale_factor=step)
-    return {"step": step, **measure_proposer(model, proposer, faces, greys)}
+                        verifier=False, threshold=threshold, scale_factor=step)
+    return {"step": step, "threshold": threshold,
+            **measure_proposer(model, proposer, faces, greys)}
 
 
 def measure_proposer(model, proposer, faces, greys) -> dict:
@@ -87,6 +95,9 @@ def calibration_data() -> tuple:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", default="1.1,1.15,1.2,1.25,1.3")
+    parser.add_argument("--thresholds", default=None,
+                        help="proposer thresholds, each measured at every step "
+                             "(default: the model's)")
     parser.add_argument("--label", default="proposer_pyramid")
     parser.add_argument("--model", default="default",
                         help="a verified model (default: the shipped default)")
@@ -94,16 +105,19 @@ def main() -> None:
     from facedetect.detector._api import load_model
     _, calibrating, greys = calibration_data()
     model = load_model(args.model)
-    rows = [measure(model, float(step), calibrating, greys) for step in args.steps.split(",")]
-    lines = [f"# The proposer's pyramid step ({args.label})", "",
-             f"Machine: {machine()}. {args.model}'s verifier, its proposer at "
-             f"threshold {model.verifier.proposer_threshold:g} with each pyramid step; "
-             f"{len(calibrating.crops)} calibration crops, {len(greys)} calibration "
-             "pictures. CPU seconds are both cores' (the scan's threads).", "",
-             *points_header("| step | CPU s/Mpx | / step 1.1 | proposals/Mpx |")]
-    base = next((r["cpu_s_per_mpx"] for r in rows if r["step"] == 1.1), rows[0]["cpu_s_per_mpx"])
+    thresholds = ([None] if args.thresholds is None
+                  else [float(t) for t in args.thresholds.split(",")])
+    rows = [measure(model, float(step), calibrating, greys, threshold)
+            for step in args.steps.split(",") for threshold in thresholds]
+    lines = [f"# The proposer's pyramid step and threshold ({args.label})", "",
+             f"Machine: {machine()}. {args.model}'s verifier, its proposer (rejection learnt "
+             f"at threshold {model.verifier.proposer_threshold:g}) at each step and "
+             f"threshold; {len(calibrating.crops)} calibration crops, {len(greys)} "
+             "calibration pictures. CPU seconds are both cores' (the scan's threads).", "",
+             *points_header("| step | threshold | CPU s/Mpx | / first row | proposals/Mpx |")]
+    base = rows[0]["cpu_s_per_mpx"]
     for r in rows:
-        lines.append(f"| {r['step']:g} | {r['cpu_s_per_mpx']:.4f} | "
+        lines.append(f"| {r['step']:g} | {r['threshold']:g} | {r['cpu_s_per_mpx']:.4f} | "
                      f"{r['cpu_s_per_mpx'] / base:.2f}x | {r['proposals_per_mpx']:.2f} | "
                      + point_cells(r))
     write_results(args.label, {"machine": machine(), "rows": rows}, "\n".join(lines) + "\n")
