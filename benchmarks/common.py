@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from facedetect._utils.sysinfo import machine, peak_rss_gib  # noqa: F401  (re-exported)
+from facedetect._utils.sysinfo import (library_versions, machine,  # noqa: F401  (re-exported)
+                                       peak_rss_gib)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -32,7 +33,10 @@ def timed(function, *args, repeat: int = 1, **kwargs):
 
 
 def write_results(name: str, results: dict, markdown: str) -> None:
+    """``benchmarks/results/NAME.json`` (``results``, with the libraries' versions where it
+    does not say them) and ``NAME.md`` (``markdown``, also printed)."""
     RESULTS.mkdir(exist_ok=True)
+    results = {**results, "versions": results.get("versions") or library_versions()}
     (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / f"{name}.md").write_text(markdown)
     print(markdown)

@@ -21,6 +21,30 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+# What a timing or a model depends on beyond the code: OpenCV's cascade got faster between
+# its releases, so a ratio to it names the release it was measured against.
+LIBRARIES = ("numpy", "numba", "opencv-python-headless", "scikit-image", "scikit-learn",
+             "scipy")
+
+
+def library_versions() -> dict[str, str]:
+    """The installed version of each of ``LIBRARIES`` ("absent" where one is not).
+
+    Examples
+    --------
+    >>> sorted(library_versions()) == sorted(LIBRARIES)
+    True
+    """
+    from importlib import metadata
+    found = {}
+    for name in LIBRARIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "absent"
+    return found
+
+
 def peak_rss_gib() -> float:
     """Peak resident memory of this process so far, in GiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
