@@ -183,3 +183,34 @@ def test_data_info_says_which_sets_are_missing(cbcl_dir, tmp_path, monkeypatch, 
     assert "faces from the wild: none found" in out and "face-free pictures: none found" in out
     assert main(["data", "info", "--data", str(cbcl_dir), "--faces", str(tmp_path)]) == 1
     assert "no faces.csv" in capsys.readouterr().err
+
+
+def test_data_info_with_no_cbcl_anywhere_reports_every_set(negatives_dir, tmp_path,
+                                                           monkeypatch, capsys):
+    # A newcomer's first run: nothing named, nothing found. The report still covers the
+    # other sets (it stopped at CBCL's error before), and the exit status says CBCL is
+    # missing; a place the user named that holds nothing stays a one-line error.
+    from facedetect.cli._main import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for variable in ("FACEDETECT_DATA", "FACEDETECT_FACES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("FACEDETECT_NEGATIVES", str(negatives_dir))
+    assert main(["data", "info"]) == 1
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("CBCL data: none found (--data, $FACEDETECT_DATA, "
+                               "./data/cbcl, user cache)") and "data fetch" in lines[0]
+    assert lines[1].startswith("faces from the wild: none found")
+    assert lines[2] == f"face-free pictures: {negatives_dir}" and err == ""
+    assert main(["data", "info", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["source"] is None and report["faces"] is None
+    assert report["negatives"]["folder"] == str(negatives_dir)
+    monkeypatch.setenv("FACEDETECT_DATA", "none")      # the search turned off: still a report
+    assert main(["data", "info"]) == 1 and "CBCL data: none found" in capsys.readouterr().out
+    monkeypatch.setenv("FACEDETECT_DATA", str(tmp_path / "typo"))
+    assert main(["data", "info"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "typo" in err

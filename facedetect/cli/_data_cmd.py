@@ -41,31 +41,57 @@ def _sha256_argument(text: str) -> str:
 
 
 def _info_command(args: argparse.Namespace) -> int:
-    from ..data import load_cbcl
     from ..data._inventory import describe_faces, describe_negatives
     from ..data._negatives import find_negatives
     from ..data._wild_faces import find_faces_folder
-    data = load_cbcl(args.data, splits=("train", "test"))
-    report = {"source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
-              "counts": data.counts, "total": int(len(data.labels)),
-              "ignored_non_image_files": data.ignored}
+    data = _searched_cbcl(args.data)
+    report = {"source": None} if data is None else {
+        "source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
+        "counts": data.counts, "total": int(len(data.labels)),
+        "ignored_non_image_files": data.ignored}
     faces, negatives = find_faces_folder(args.faces), find_negatives(args.negatives)
     report["faces"] = describe_faces(faces) if faces is not None else None
     report["negatives"] = describe_negatives(negatives) if negatives is not None else None
     if args.json:
         print_json(report)
-        return 0
-    print(f"CBCL data: {report['source']}")
+    else:
+        _print_cbcl(data)
+        _print_faces(report["faces"])
+        _print_negatives(report["negatives"])
+    # Every recipe but the object cascade needs CBCL: without it the report is not a pass.
+    return 0 if data is not None else 1
+
+
+def _searched_cbcl(explicit: str | None):
+    """CBCL's data, or None where the search found none in its usual places. A place the
+    user named (``--data``, ``$FACEDETECT_DATA``) that holds none stays an error."""
+    import os
+
+    from ..data import load_cbcl
+    from ..data._locate import ENV_VAR
+    from ..errors import DataNotFoundError
+    try:
+        return load_cbcl(explicit, splits=("train", "test"))
+    except DataNotFoundError:
+        if explicit is not None or os.environ.get(ENV_VAR, "").strip().lower() not in (
+                "", "none"):
+            raise
+        return None
+
+
+def _print_cbcl(data) -> None:
+    if data is None:
+        return _none_found("CBCL data", "--data", "FACEDETECT_DATA", "cbcl",
+                           "'facedetect data fetch' downloads it; the faces and cbcl "
+                           "recipes need it")
+    print(f"CBCL data: {data.source.resolve()}")
     if data.archive_sha256:
         print(f"archive sha256: {data.archive_sha256}")
     for split, per_class in data.counts.items():
         print(f"  {split:5s}  face {per_class['face']:6d}   non-face {per_class['non-face']:6d}")
-    print(f"  total  {report['total']} windows of 19x19")
+    print(f"  total  {len(data.labels)} windows of 19x19")
     if data.ignored:
         print(f"  ignored {data.ignored} non-image file(s)")
-    _print_faces(report["faces"])
-    _print_negatives(report["negatives"])
-    return 0
 
 
 def _none_found(what: str, flag: str, variable: str, name: str, without: str) -> None:
@@ -81,7 +107,7 @@ def _none_found(what: str, flag: str, variable: str, name: str, without: str) ->
 def _print_faces(faces: dict | None) -> None:
     if faces is None:
         return _none_found("faces from the wild", "--faces", "FACEDETECT_FACES", "faces",
-                           "training then uses CBCL's 19x19 faces")
+                           "the faces recipe needs them; --recipe cbcl trains without")
     print(f"faces from the wild: {faces['folder']}")
     print(f"  faces.csv sha256: {faces['csv_sha256']}")
     by_source = ", ".join(f"{name} {count:,}" for name, count in faces["by_source"].items())
