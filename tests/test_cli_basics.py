@@ -185,32 +185,54 @@ def test_data_info_says_which_sets_are_missing(cbcl_dir, tmp_path, monkeypatch, 
     assert "no faces.csv" in capsys.readouterr().err
 
 
-def test_data_info_with_no_cbcl_anywhere_reports_every_set(negatives_dir, tmp_path,
-                                                           monkeypatch, capsys):
+@pytest.mark.parametrize("variable", [None, "", "none", " None "])
+def test_data_info_with_no_cbcl_anywhere_reports_every_set(variable, tmp_path, monkeypatch,
+                                                           capsys):
     # A newcomer's first run: nothing named, nothing found. The report still covers the
     # other sets (it stopped at CBCL's error before), and the exit status says CBCL is
-    # missing; a place the user named that holds nothing stays a one-line error.
+    # missing. Unset, empty and "none" (the search turned off) all name no place.
+    from PIL import Image
+
     from facedetect.cli._main import main
+    pictures = tmp_path / "pictures"
+    pictures.mkdir()
+    for k in range(3):
+        Image.new("L", (40, 30), 40 * k).save(pictures / f"p{k}.png")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    for variable in ("FACEDETECT_DATA", "FACEDETECT_FACES"):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("FACEDETECT_NEGATIVES", str(negatives_dir))
+    monkeypatch.delenv("FACEDETECT_FACES", raising=False)
+    monkeypatch.setenv("FACEDETECT_NEGATIVES", str(pictures))
+    if variable is None:
+        monkeypatch.delenv("FACEDETECT_DATA", raising=False)
+    else:
+        monkeypatch.setenv("FACEDETECT_DATA", variable)
     assert main(["data", "info"]) == 1
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[0].startswith("CBCL data: none found (--data, $FACEDETECT_DATA, "
-                               "./data/cbcl, user cache)") and "data fetch" in lines[0]
+    assert lines[0].startswith("CBCL data: none found (--data, $FACEDETECT_DATA")
+    assert "data fetch" in lines[0] and err == ""
     assert lines[1].startswith("faces from the wild: none found")
-    assert lines[2] == f"face-free pictures: {negatives_dir}" and err == ""
+    assert lines[2] == f"face-free pictures: {pictures}"
     assert main(["data", "info", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["source"] is None and report["faces"] is None
-    assert report["negatives"]["folder"] == str(negatives_dir)
-    monkeypatch.setenv("FACEDETECT_DATA", "none")      # the search turned off: still a report
-    assert main(["data", "info"]) == 1 and "CBCL data: none found" in capsys.readouterr().out
-    monkeypatch.setenv("FACEDETECT_DATA", str(tmp_path / "typo"))
+    assert {key: report[key] for key in ("source", "archive_sha256", "counts", "total",
+                                         "ignored_non_image_files", "faces")} == dict.fromkeys(
+        ("source", "archive_sha256", "counts", "total", "ignored_non_image_files", "faces"))
+    assert report["negatives"]["folder"] == str(pictures)
+
+
+def test_data_info_keeps_a_named_place_that_holds_nothing_an_error(tmp_path, monkeypatch,
+                                                                   capsys):
+    # Only a place the search takes as named is an error: whitespace is a path it tried.
+    from facedetect.cli._main import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FACEDETECT_DATA", "  ")
     assert main(["data", "info"]) == 1
     out, err = capsys.readouterr()
-    assert out == "" and len(err.strip().splitlines()) == 1 and "typo" in err
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert "$FACEDETECT_DATA:   " in err
+    monkeypatch.delenv("FACEDETECT_DATA")
+    assert main(["data", "info", "--data", str(tmp_path / "absent")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "absent" in err and len(err.strip().splitlines()) == 1

@@ -21,18 +21,20 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-# What a timing or a model depends on beyond the code: OpenCV's cascade got faster between
-# its releases, so a ratio to it names the release it was measured against.
+# What a timing or a model depends on beyond the code: a ratio to OpenCV's cascade is a
+# ratio to one OpenCV release (runs that did not record it differed by a third).
 LIBRARIES = ("numpy", "numba", "opencv-python-headless", "scikit-image", "scikit-learn",
              "scipy")
 
 
 def library_versions() -> dict[str, str]:
-    """The installed version of each of ``LIBRARIES`` ("absent" where one is not).
+    """The installed version of each of ``LIBRARIES`` ("absent" where one is not), and
+    under ``"cv2"`` the OpenCV that ``import cv2`` loads (another wheel may provide it).
 
     Examples
     --------
-    >>> sorted(library_versions()) == sorted(LIBRARIES)
+    >>> versions = library_versions()
+    >>> sorted(versions) == sorted(LIBRARIES + ("cv2",))
     True
     """
     from importlib import metadata
@@ -42,6 +44,11 @@ def library_versions() -> dict[str, str]:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             found[name] = "absent"
+    try:
+        import cv2
+        found["cv2"] = cv2.__version__
+    except ImportError:
+        found["cv2"] = "absent"
     return found
 
 

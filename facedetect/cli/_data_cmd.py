@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..data import fetch_cbcl
 from ..data._fetch import DEFAULT_URL, check_url, expected_sha256, normalize_sha256
 from ..errors import FacedetectError
 from ._common import print_json
+
+if TYPE_CHECKING:
+    from ..data._cbcl import CBCLData
 
 
 def add_parser(subparsers) -> None:
@@ -45,10 +49,13 @@ def _info_command(args: argparse.Namespace) -> int:
     from ..data._negatives import find_negatives
     from ..data._wild_faces import find_faces_folder
     data = _searched_cbcl(args.data)
-    report = {"source": None} if data is None else {
-        "source": str(data.source.resolve()), "archive_sha256": data.archive_sha256,
-        "counts": data.counts, "total": int(len(data.labels)),
-        "ignored_non_image_files": data.ignored}
+    # The same keys whether or not CBCL was found (null where not), for scripts.
+    report = {"source": None, "archive_sha256": None, "counts": None, "total": None,
+              "ignored_non_image_files": None}
+    if data is not None:
+        report.update(source=str(data.source.resolve()), archive_sha256=data.archive_sha256,
+                      counts=data.counts, total=int(len(data.labels)),
+                      ignored_non_image_files=data.ignored)
     faces, negatives = find_faces_folder(args.faces), find_negatives(args.negatives)
     report["faces"] = describe_faces(faces) if faces is not None else None
     report["negatives"] = describe_negatives(negatives) if negatives is not None else None
@@ -62,28 +69,27 @@ def _info_command(args: argparse.Namespace) -> int:
     return 0 if data is not None else 1
 
 
-def _searched_cbcl(explicit: str | None):
+def _searched_cbcl(explicit: str | None) -> CBCLData | None:
     """CBCL's data, or None where the search found none in its usual places. A place the
     user named (``--data``, ``$FACEDETECT_DATA``) that holds none stays an error."""
-    import os
-
     from ..data import load_cbcl
-    from ..data._locate import ENV_VAR
+    from ..data._locate import ENV_VAR, _candidate_places
     from ..errors import DataNotFoundError
     try:
         return load_cbcl(explicit, splits=("train", "test"))
     except DataNotFoundError:
-        if explicit is not None or os.environ.get(ENV_VAR, "").strip().lower() not in (
-                "", "none"):
+        # Named: what the search itself took as the flag or the variable.
+        if any(reason in ("--data", f"${ENV_VAR}") for reason, _ in
+               _candidate_places(explicit)):
             raise
         return None
 
 
-def _print_cbcl(data) -> None:
+def _print_cbcl(data: CBCLData | None) -> None:
     if data is None:
         return _none_found("CBCL data", "--data", "FACEDETECT_DATA", "cbcl",
-                           "'facedetect data fetch' downloads it; the faces and cbcl "
-                           "recipes need it")
+                           "'facedetect data fetch' downloads it; every recipe but "
+                           "object needs it")
     print(f"CBCL data: {data.source.resolve()}")
     if data.archive_sha256:
         print(f"archive sha256: {data.archive_sha256}")
@@ -107,7 +113,8 @@ def _none_found(what: str, flag: str, variable: str, name: str, without: str) ->
 def _print_faces(faces: dict | None) -> None:
     if faces is None:
         return _none_found("faces from the wild", "--faces", "FACEDETECT_FACES", "faces",
-                           "the faces recipe needs them; --recipe cbcl trains without")
+                           "the faces and opencv recipes need them; --recipe cbcl "
+                           "trains without")
     print(f"faces from the wild: {faces['folder']}")
     print(f"  faces.csv sha256: {faces['csv_sha256']}")
     by_source = ", ".join(f"{name} {count:,}" for name, count in faces["by_source"].items())
