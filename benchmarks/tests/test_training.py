@@ -43,3 +43,22 @@ def test_one_changed_stump_is_another_model(shipped_stumps, change):
 def test_a_stump_more_or_fewer_is_another_model(shipped_stumps):
     assert not same_stumps(shipped_stumps[:-1], shipped_stumps)
     assert not same_stumps(shipped_stumps + shipped_stumps[:1], shipped_stumps)
+
+
+def test_the_verifier_section_is_compared_and_none_without_one(tmp_path):
+    # _same_stumps reads the run's file and the shipped default's, whole or one section.
+    from benchmarks.training import _same_stumps
+    shipped = json.loads(shipped_model_path("default").read_text())
+    stumps = shipped["verifier"]["model"]["stumps"]
+    moved = [dict(s, alpha=s["alpha"] * (1 + 1e-14)) for s in stumps]
+    changed = [dict(stumps[0], polarity=-stumps[0]["polarity"])] + stumps[1:]
+    for name, verifier_stumps, same in (("moved", moved, True), ("changed", changed, False)):
+        document = dict(shipped, verifier=dict(
+            shipped["verifier"], model=dict(shipped["verifier"]["model"],
+                                            stumps=verifier_stumps)))
+        (tmp_path / f"{name}.json").write_text(json.dumps(document))
+        assert _same_stumps(tmp_path / f"{name}.json", "verifier") is same
+        assert _same_stumps(tmp_path / f"{name}.json") is True
+    one_stage = {k: v for k, v in shipped.items() if k != "verifier"}
+    (tmp_path / "one_stage.json").write_text(json.dumps(one_stage))
+    assert _same_stumps(tmp_path / "one_stage.json", "verifier") is None
