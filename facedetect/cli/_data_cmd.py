@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from ..data import fetch_cbcl
 from ..data._fetch import DEFAULT_URL, check_url, expected_sha256, normalize_sha256
 from ..errors import FacedetectError
 from ._common import print_json
-
-if TYPE_CHECKING:
-    from ..data._cbcl import CBCLData
 
 
 def add_parser(subparsers) -> None:
@@ -50,8 +46,8 @@ def _info_command(args: argparse.Namespace) -> int:
     from ..data._wild_faces import find_faces_folder
     data = _searched_cbcl(args.data)
     # The same keys whether or not CBCL was found (null where not), for scripts.
-    report = {"source": None, "archive_sha256": None, "counts": None, "total": None,
-              "ignored_non_image_files": None}
+    report = dict.fromkeys(("source", "archive_sha256", "counts", "total",
+                            "ignored_non_image_files"))
     if data is not None:
         report.update(source=str(data.source.resolve()), archive_sha256=data.archive_sha256,
                       counts=data.counts, total=int(len(data.labels)),
@@ -62,42 +58,40 @@ def _info_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report)
     else:
-        _print_cbcl(data)
+        _print_cbcl(report)
         _print_faces(report["faces"])
         _print_negatives(report["negatives"])
     # Every recipe but the object cascade needs CBCL: without it the report is not a pass.
     return 0 if data is not None else 1
 
 
-def _searched_cbcl(explicit: str | None) -> CBCLData | None:
+def _searched_cbcl(explicit: str | None):
     """CBCL's data, or None where the search found none in its usual places. A place the
     user named (``--data``, ``$FACEDETECT_DATA``) that holds none stays an error."""
     from ..data import load_cbcl
-    from ..data._locate import ENV_VAR, _candidate_places
+    from ..data._locate import names_a_place
     from ..errors import DataNotFoundError
     try:
         return load_cbcl(explicit, splits=("train", "test"))
     except DataNotFoundError:
-        # Named: what the search itself took as the flag or the variable.
-        if any(reason in ("--data", f"${ENV_VAR}") for reason, _ in
-               _candidate_places(explicit)):
+        if names_a_place(explicit):
             raise
         return None
 
 
-def _print_cbcl(data: CBCLData | None) -> None:
-    if data is None:
+def _print_cbcl(report: dict) -> None:
+    if report["source"] is None:
         return _none_found("CBCL data", "--data", "FACEDETECT_DATA", "cbcl",
                            "'facedetect data fetch' downloads it; every recipe but "
                            "object needs it")
-    print(f"CBCL data: {data.source.resolve()}")
-    if data.archive_sha256:
-        print(f"archive sha256: {data.archive_sha256}")
-    for split, per_class in data.counts.items():
+    print(f"CBCL data: {report['source']}")
+    if report["archive_sha256"]:
+        print(f"archive sha256: {report['archive_sha256']}")
+    for split, per_class in report["counts"].items():
         print(f"  {split:5s}  face {per_class['face']:6d}   non-face {per_class['non-face']:6d}")
-    print(f"  total  {len(data.labels)} windows of 19x19")
-    if data.ignored:
-        print(f"  ignored {data.ignored} non-image file(s)")
+    print(f"  total  {report['total']} windows of 19x19")
+    if report["ignored_non_image_files"]:
+        print(f"  ignored {report['ignored_non_image_files']} non-image file(s)")
 
 
 def _none_found(what: str, flag: str, variable: str, name: str, without: str) -> None:

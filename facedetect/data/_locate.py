@@ -43,6 +43,16 @@ def search_places(explicit, flag: str, env_var: str, name: str) -> list[tuple[st
     return places
 
 
+# Places the user named: one that holds no data is an error, never a fall-through.
+NAMED = ("--data", f"${ENV_VAR}")
+
+
+def names_a_place(explicit: str | os.PathLike | None = None) -> bool:
+    """Whether the CBCL search is told where to look (``--data`` or ``$FACEDETECT_DATA``,
+    not empty or ``none``), so that finding nothing is an error rather than a report."""
+    return any(reason in NAMED for reason, _ in _candidate_places(explicit))
+
+
 def _candidate_places(explicit: str | os.PathLike | None = None) -> list[tuple[str, Path]]:
     """Every place looked at for CBCL, in order, with the reason it is looked at."""
     return search_places(explicit, "--data", ENV_VAR, "cbcl")
@@ -96,7 +106,7 @@ def find_cbcl(explicit: str | os.PathLike | None = None) -> Path:
         looked.append(f"{reason}: {path}")
         if _is_cbcl_source(path):
             return path
-        if reason in ("--data", f"${ENV_VAR}"):
+        if reason in NAMED:
             break
     looked = "; ".join(looked)
     raise DataNotFoundError(
