@@ -102,40 +102,50 @@ def seconds_to(stats: dict, stages: int) -> float:
 
 
 def reach(stats: dict, pictures: list[np.ndarray], target: float, folder: Path,
-          whole_rate: float | None = None) -> dict:
+          whole_rate: float | None = None,
+          recall_of: Callable[[Path], float] | None = None) -> dict:
     """When the cascade of ``stats`` (a trainers' entry with its ``xml``) got to
     ``target`` false alarms per megapixel of ``pictures``: the stages, the seconds, and
     the rates measured on the way. ``whole_rate``: the whole cascade's rate where the
-    trainers' table measured it already (it is not measured again)."""
+    trainers' table measured it already (it is not measured again). ``recall_of``: the
+    held-out recall of a cascade file, asked of the stages that reached the target (a
+    trainer that gets there by losing faces gets there sooner)."""
     xml = Path(stats["xml"])
     n_stages = len(ElementTree.parse(xml).getroot().find("cascade/stages"))
     if n_stages != len(stats.get("stage_seconds", [])):
         raise ValueError(f"{xml} holds {n_stages} stages, its trainer's record "
                          f"{len(stats.get('stage_seconds', []))}")
 
-    def rate_of(k: int) -> float:   # cut files named by the trainer's folder
+    def cut(k: int) -> Path:   # cut files named by the trainer's folder
+        return xml if k == n_stages else prefix_cascade(
+            xml, k, folder / f"{xml.parent.name}_{xml.stem}_{k}.xml")
+
+    def rate_of(k: int) -> float:
         if k == n_stages and whole_rate is not None:
             return whole_rate
-        cut = xml if k == n_stages else prefix_cascade(
-            xml, k, folder / f"{xml.parent.name}_{xml.stem}_{k}.xml")
-        return round(false_alarms_per_mpx(cut, pictures), 3)
+        return round(false_alarms_per_mpx(cut(k), pictures), 3)
 
     stages, rates = first_stage_at(rate_of, n_stages, target)
-    return {"target": target, "stages": stages,
-            "seconds": None if stages is None else seconds_to(stats, stages),
-            "rates": {str(k): rates[k] for k in sorted(rates)}}
+    found = {"target": target, "stages": stages,
+             "seconds": None if stages is None else seconds_to(stats, stages),
+             "rates": {str(k): rates[k] for k in sorted(rates)}}
+    if recall_of is not None and stages is not None:
+        found["recall"] = round(float(recall_of(cut(stages))), 4)
+    return found
 
 
-def reach_opencv(run: dict, picture_paths: list, folder: Path) -> dict:
+def reach_opencv(run: dict, picture_paths: list, folder: Path,
+                 recall_of: Callable[[Path], float] | None = None) -> dict:
     """For each cascade: the stages and seconds its trainer took to get down to the
     held-out false alarms of ``opencv_traincascade``'s cascade (its last stage within the
-    cap), measured on its own prefixes (:mod:`benchmarks.trainer_stages`)."""
+    cap), measured on its own prefixes (:mod:`benchmarks.trainer_stages`), and with
+    ``recall_of`` the held-out recall of those stages."""
     target = run["false_alarms_per_mpx"].get(f"{run['size']}: opencv_traincascade")
     if target is None:
         return {}
     greys = [read_grey(path) for path in picture_paths]
     return {name: reach(stats, greys, target, folder,
-                        run["false_alarms_per_mpx"].get(f"{run['size']}: {name}"))
+                        run["false_alarms_per_mpx"].get(f"{run['size']}: {name}"), recall_of)
             for name, stats in run["trainers"].items()
             if stats.get("xml") and Path(stats["xml"]).exists() and stats.get("stage_seconds")}
 
@@ -145,7 +155,8 @@ def reach_table(results: dict) -> list[str]:
     lines = ["", "Time to `opencv_traincascade`'s held-out false alarms per megapixel "
              "(its cascade's; each cascade's first stages, cut from its XML, run by OpenCV):",
              "", "| positives | trainer | target FA / Mpx | stages | seconds | "
-             "/ OpenCV's seconds | FA / Mpx after k stages |", "|---|---|---|---|---|---|---|"]
+             "/ OpenCV's seconds | held-out crops there | FA / Mpx after k stages |",
+             "|---|---|---|---|---|---|---|---|"]
     for run in results["runs"]:
         reached = run.get("reach", {})
         opencv = reached.get("opencv_traincascade", {}).get("seconds")
@@ -156,6 +167,7 @@ def reach_table(results: dict) -> list[str]:
                 stages, seconds = row["stages"], row["seconds"]
                 ratio = f"{seconds / opencv:.2f}x" if opencv else ""
             rates = ", ".join(f"{k}: {r}" for k, r in row["rates"].items())
+            recall = f"{row['recall']:.3f}" if "recall" in row else ""
             lines.append(f"| {run['size']} | {name} | {row['target']} | {stages} | "
-                         f"{seconds} | {ratio} | {rates} |")
+                         f"{seconds} | {ratio} | {recall} | {rates} |")
     return lines if any(run.get("reach") for run in results["runs"]) else []

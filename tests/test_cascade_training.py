@@ -219,6 +219,40 @@ def test_held_out_negatives_measure_each_stage_as_the_scanner_does(data, negativ
     assert np.array_equal(seen[len(records)].negatives, seen[0].negatives)
 
 
+def test_opencvs_hit_rate_rule_sets_each_threshold_on_the_stages_own_faces(data, negatives,
+                                                                           monkeypatch):
+    """With ``hit_rate_on="training"`` each stage's threshold is the one that keeps
+    ``min_hit_rate`` of the faces it trained on (recomputed from the model's own stage
+    sums), as opencv_traincascade sets it from its numPos; the held-out faces' rate is
+    still recorded, and is lower than on the faces the stage fitted."""
+    from facedetect.pipeline import _cascade_train as cascade_train
+    seen = []
+    real = cascade_train.run_stage
+
+    def recording(stage, stage_data, *args):
+        seen.append(stage_data)
+        return real(stage, stage_data, *args)
+    monkeypatch.setattr(cascade_train, "run_stage", recording)
+    rules = replace(RULES, hit_rate_on="training")
+    result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
+    model, records = result.model, result.model.document["training"]["cascade_stages"]
+    assert len(records) == len(seen) >= 2
+    held_rates = []
+    for k, (record, used) in enumerate(zip(records, seen)):
+        own = model.stage_sums(used.faces, k)
+        assert record["threshold"] == stage_threshold(own, rules.min_hit_rate)
+        assert np.mean(own > record["threshold"]) >= rules.min_hit_rate
+        held = model.stage_sums(used.held_faces, k)
+        assert np.mean(held > record["threshold"]) == pytest.approx(
+            record["held_out_hit_rate"])
+        held_rates.append(record["held_out_hit_rate"])
+    assert min(held_rates) < rules.min_hit_rate       # the rule's cost: unseen faces lost
+    assert model.document["training"]["config"]["cascade"]["hit_rate_on"] == "training"
+    with pytest.raises(FacedetectError, match="hit_rate_on must be one of held-out, "
+                                              "training"):
+        replace(RULES, hit_rate_on="all").check()
+
+
 def test_exhausted_negatives_stop_the_cascade(data):
     few = data.labels == 1
     few[np.flatnonzero(data.labels == 0)[:40]] = True      # 40 non-faces only

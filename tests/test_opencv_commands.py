@@ -106,6 +106,8 @@ def test_the_tutorial_commands_train_a_cascade_opencv_runs(tmp_path):
       "1"], "-acceptanceRatioBreakValue 1: must be below 1"),
     (["traincascade", "-data", "o", "-vec", "v", "-bg", "b", "-acceptanceRatioBreakValue",
       "nan"], "argument -acceptanceRatioBreakValue"),
+    (["traincascade", "-data", "o", "-vec", "v", "-bg", "b", "--hit-rate-on", "all"],
+     "argument --hit-rate-on: invalid choice: 'all'"),
     (["createsamples", "-img", "a.png", "-vec", "v"], "-img (distorted copies"),
     (["createsamples", "-vec", "v"], "-info is required"),
     (["createsamples", "-info", "i.dat", "-vec", "i.dat"], "is the info file itself"),

@@ -81,7 +81,9 @@ def test_the_table_gives_each_trainer_its_time_to_opencvs_rate(tmp_path):
                         "ours": {"xml": str(FRONTAL), "wall_s": 50.0,
                                  "stage_seconds": seconds},
                         "dlib": {"model": "dlib.svm"}}}
-    run["reach"] = reach_opencv(run, [path], tmp_path)
+    def stages_in(xml):   # a stand-in recall: which cascade file it was asked of
+        return len(ElementTree.parse(xml).getroot().find("cascade/stages")) / 100
+    run["reach"] = reach_opencv(run, [path], tmp_path, recall_of=stages_in)
     assert set(run["reach"]) == {"opencv_traincascade", "ours"}   # dlib has no stages
     rates = {int(k): r for k, r in run["reach"]["ours"]["rates"].items()}
     k = run["reach"]["ours"]["stages"]
@@ -93,5 +95,8 @@ def test_the_table_gives_each_trainer_its_time_to_opencvs_rate(tmp_path):
     assert rates[n_stages] != 4.0
     rows = [line for line in reach_table({"runs": [run]}) if line.startswith("| 9 |")]
     assert [row.split(" | ")[5] for row in rows] == ["1.00x", f"{(50.0 - n_stages + k) / k:.2f}x"]
+    # the recall of the stages that reached the rate, asked of their own cut file
+    assert run["reach"]["ours"]["recall"] == k / 100
+    assert [row.split(" | ")[6] for row in rows] == [f"{k / 100:.3f}"] * 2
     run["reach"]["ours"]["stages"] = None
     assert "not reached" in reach_table({"runs": [run]})[-1]

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..errors import FacedetectError
-from ..pipeline._settings import CASCADE_LIMITS
+from ..pipeline._settings import CASCADE_LIMITS, HIT_RATE_ON
 from ._common import bounded_int, field_type, finite_float, parse_cost
 
 # Accepted for the tutorials' sake, and ignored: why, said once each when given.
@@ -137,6 +137,12 @@ def configure_traincascade(parser: argparse.ArgumentParser) -> None:
                         help="fresh negatives each stage mines beside its -numNeg and "
                              "measures -maxFalseAlarmRate on (default: none, on its own "
                              "negatives, as OpenCV does)")
+    parser.add_argument("--hit-rate-on", dest="hit_rate_on", choices=HIT_RATE_ON,
+                        default="held-out",
+                        help="the positives whose -minHitRate sets each stage's threshold: "
+                             "held-out ones (default: the rate the scanner meets), or each "
+                             "stage's own training ones, as OpenCV sets it (faster, and the "
+                             "cascade keeps fewer positives than the rate says)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run_traincascade)
 

@@ -109,6 +109,7 @@ def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
                             negatives_per_stage=args.negatives_per_stage,
                             positives_per_stage=args.positives_per_stage,
                             heldout_negatives=args.heldout_negatives,
+                            hit_rate_on=args.hit_rate_on,
                             # OpenCV's rules at -maxWeakCount and for stopping
                             keep_capped_stages=True, acceptance_target=True,
                             target_false_alarm_rate=target)

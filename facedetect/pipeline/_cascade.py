@@ -4,7 +4,8 @@ Stage k is trained on the training faces the stages so far still accept and on n
 that they accept too: for the first stage random windows of the negative pictures, then
 windows mined from those pictures with the cascade itself (:mod:`._bootstrap`), so the
 training set stays the size of one stage. A stage adds stumps until, at the threshold that
-keeps ``min_hit_rate`` of the held-out faces, at most ``max_false_alarm_rate`` of its
+keeps ``min_hit_rate`` of the held-out faces (with ``hit_rate_on="training"``, of its own
+training faces, as opencv_traincascade keeps them), at most ``max_false_alarm_rate`` of its
 negatives pass: opencv_traincascade's rule (with ``heldout_negatives``, of as many more
 negatives mined beside them that it does not train on). Each stage records the share of the windows
 scanned while its negatives were mined that the stages before it accept (OpenCV's
@@ -129,6 +130,9 @@ def _boost_stage(store, y, held_values, held_negatives, cost, config: CascadeCon
     n_faces = int(y.sum())
     negative_scores = np.zeros(len(y) - n_faces)
     held_scores = np.zeros(len(held_values.windows))
+    # The faces whose hit rate sets the threshold: the held-out ones, or (OpenCV's rule)
+    # the stage's own training faces.
+    own_faces = np.zeros(n_faces) if config.hit_rate_on == "training" else None
     held_negative_scores = (None if held_negatives is None
                             else np.zeros(len(held_negatives.windows)))
     found = {}
@@ -138,9 +142,13 @@ def _boost_stage(store, y, held_values, held_negatives, cost, config: CascadeCon
     def on_round(model, state):
         f, threshold, polarity = state.stumps[-1]
         alpha = state.alphas[-1]
-        negative_scores[:] += alpha * store.outputs_at(f, threshold, polarity)[n_faces:]
+        votes = store.outputs_at(f, threshold, polarity)
+        negative_scores[:] += alpha * votes[n_faces:]
         held_scores[:] += alpha * held_values.votes(f, threshold, polarity)
-        cut = stage_threshold(held_scores, config.min_hit_rate)
+        if own_faces is not None:
+            own_faces[:] += alpha * votes[:n_faces]
+        cut = stage_threshold(held_scores if own_faces is None else own_faces,
+                              config.min_hit_rate)
         false_alarms = trained = float(np.mean(negative_scores > cut))
         if held_negative_scores is not None:
             held_negative_scores[:] += alpha * held_negatives.votes(f, threshold, polarity)

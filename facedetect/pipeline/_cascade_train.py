@@ -222,7 +222,8 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
         raise FacedetectError("a cascade needs negative pictures to mine its negatives")
     start = time.perf_counter()
     samples = cascade_samples(data if data is not None else load_cbcl(), config, faces)
-    _check_hit_rate(len(samples.held), cascade.min_hit_rate)
+    _check_hit_rate(_rated_faces(cascade, samples.faces, samples.held), cascade.min_hit_rate,
+                    cascade.hit_rate_on)
     run_config = dict(config.as_dict(), cascade=config_record(cascade),
                       data_sha256=samples.fingerprint, negatives_sha256=negatives.fingerprint)
     if faces is not None:
@@ -268,9 +269,10 @@ def _grow(run: _CascadeRun, stages: list, records: list):
         if _stop_reason(cascade, records):   # it had stopped after its last stage
             return model, _stop_reason(cascade, records)
     for stage in range(len(stages), cascade.stages):
-        if len(held) < _needed(cascade.min_hit_rate):
-            return model, (f"{len(held)} held-out positives are left, too few to measure "
-                           f"a hit rate of {cascade.min_hit_rate}")
+        rated = _rated_faces(cascade, faces, held)
+        if rated < _needed(cascade.min_hit_rate):
+            return model, (f"{rated} {cascade.hit_rate_on} positives are left, too few to "
+                           f"measure a hit rate of {cascade.min_hit_rate}")
         stage_start = time.perf_counter()
         try:
             held_count = cascade.heldout_negatives or 0
@@ -367,13 +369,22 @@ def _needed(hit_rate: float) -> int:
     return math.ceil(1.0 / (1.0 - hit_rate) - 1e-9)
 
 
-def _check_hit_rate(n_faces: int, hit_rate: float) -> None:
+def _rated_faces(cascade: CascadeConfig, faces: np.ndarray, held: np.ndarray) -> int:
+    """How many faces a stage's hit rate is measured on: the held-out ones, or the
+    training faces it samples."""
+    if cascade.hit_rate_on == "held-out":
+        return len(held)
+    return min(len(faces), cascade.positives_per_stage or len(faces))
+
+
+def _check_hit_rate(n_faces: int, hit_rate: float, which: str = "held-out") -> None:
+    more = "raise holdout" if which == "held-out" else "add positives"
     if n_faces < _needed(hit_rate):
-        raise FacedetectError(f"{n_faces} held-out positives cannot measure a hit rate of "
-                              f"{hit_rate} (at least {_needed(hit_rate)} are needed): raise "
-                              "holdout or lower min_hit_rate")
+        raise FacedetectError(f"{n_faces} {which} positives cannot measure a hit rate of "
+                              f"{hit_rate} (at least {_needed(hit_rate)} are needed): "
+                              f"{more} or lower min_hit_rate")
     if math.floor(hit_rate * n_faces + 1e-9) < 1:
-        raise FacedetectError(f"a hit rate of {hit_rate:g} keeps no held-out positive of "
+        raise FacedetectError(f"a hit rate of {hit_rate:g} keeps no {which} positive of "
                               f"{n_faces}: raise min_hit_rate to at least {1 / n_faces:.3g}")
 
 
