@@ -204,8 +204,7 @@ class CascadeConfig:
     heldout_negatives: int | None = None
     # A stage fits its own training faces, so the threshold that keeps min_hit_rate of
     # them keeps fewer unseen ones, and fewer unseen negatives too: opencv_traincascade's
-    # rule, measured to reach its false alarms in a fifth of our stages' time at its recall
-    # (docs/cascades.md).
+    # rule, the cause of its smaller stages (measured: docs/cascades.md, the hit-rate rule).
     hit_rate_on: str = "held-out"
 
     def check(self) -> None:
