@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import importlib
 
+from ._utils.threads import prefer_openmp
 from ._version import __version__
 from .errors import FacedetectError
+
+prefer_openmp()   # before numba starts its threads: _utils/threads.py says why
 
 # name -> the module that defines it; imported on first use (PEP 562).
 _FRONT_DOOR = {

@@ -1,5 +1,12 @@
-"""How numba's OpenMP threads wait between parallel regions: spinning for training,
-sleeping for detection beside other work.
+"""Which threads numba runs its parallel kernels on (OpenMP), and how they wait between
+parallel regions: spinning for training, sleeping for detection beside other work.
+
+numba takes Intel TBB before OpenMP wherever a TBB library is installed (Debian's
+libopencv-dev brings one). Every figure of this project is measured on OpenMP, the wait
+policy below is OpenMP's, and with TBB a ``traincascade`` beside a busy core finished its
+cascade and then spun for minutes in TBB's shutdown (``tbb::finalize`` in numba's
+``unload_tbb``) until the benchmark's cap killed it. So facedetect asks numba for OpenMP
+first (:func:`prefer_openmp`, at import), unless the user chose a layer.
 
 By default OpenMP's idle threads spin. Beside a process that holds a core, the spinning
 thread takes the time the working one needs: ``detect`` ran 1.8x slower with one core busy,
@@ -15,10 +22,41 @@ user's own
 from __future__ import annotations
 
 import os
+import sys
 
-__all__ = ["wait_passively"]
+__all__ = ["wait_passively", "prefer_openmp"]
 
 POLICY_VARIABLE = "OMP_WAIT_POLICY"
+LAYER_VARIABLES = ("NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY")
+OPENMP_FIRST = "omp tbb workqueue"
+
+
+def prefer_openmp() -> None:
+    """Ask numba for its OpenMP threading layer before TBB (then its own work queue),
+    unless the user set ``NUMBA_THREADING_LAYER`` or ``NUMBA_THREADING_LAYER_PRIORITY``;
+    effective only before the first parallel kernel runs.
+
+    Examples
+    --------
+    >>> saved = {name: os.environ.pop(name, None) for name in LAYER_VARIABLES}
+    >>> prefer_openmp()
+    >>> os.environ["NUMBA_THREADING_LAYER_PRIORITY"]
+    'omp tbb workqueue'
+    >>> os.environ["NUMBA_THREADING_LAYER_PRIORITY"] = "tbb omp workqueue"   # the user's
+    >>> prefer_openmp()
+    >>> os.environ["NUMBA_THREADING_LAYER_PRIORITY"]
+    'tbb omp workqueue'
+    >>> for name, value in saved.items():
+    ...     _ = os.environ.pop(name, None)
+    ...     if value is not None:
+    ...         os.environ[name] = value
+    """
+    if any(os.environ.get(name) for name in LAYER_VARIABLES):
+        return
+    os.environ["NUMBA_THREADING_LAYER_PRIORITY"] = OPENMP_FIRST
+    numba = sys.modules.get("numba")
+    if numba is not None:   # imported already: it read its settings then
+        numba.config.reload_config()
 
 
 def wait_passively() -> None:
