@@ -184,11 +184,8 @@ def test_the_acceptance_target_stops_where_fresh_windows_reach_it(data, negative
     assert f"{state.accepted / state.scanned:.3g} of the windows" in result.stop_reason
 
 
-def test_held_out_negatives_measure_each_stage_as_the_scanner_does(data, negatives,
-                                                                   monkeypatch):
-    """Each stage mines its negatives and as many again from later pictures, trains on the
-    first and grows until the held-out ones pass at most the rate: the model's own stage
-    sums give both recorded rates."""
+def _record_stage_data(monkeypatch) -> list:
+    """The StageData of every stage the next training runs, in order."""
     from facedetect.pipeline import _cascade_train as cascade_train
     seen = []
     real = cascade_train.run_stage
@@ -197,6 +194,15 @@ def test_held_out_negatives_measure_each_stage_as_the_scanner_does(data, negativ
         seen.append(stage_data)
         return real(stage, stage_data, *args)
     monkeypatch.setattr(cascade_train, "run_stage", recording)
+    return seen
+
+
+def test_held_out_negatives_measure_each_stage_as_the_scanner_does(data, negatives,
+                                                                   monkeypatch):
+    """Each stage mines its negatives and as many again from later pictures, trains on the
+    first and grows until the held-out ones pass at most the rate: the model's own stage
+    sums give both recorded rates."""
+    seen = _record_stage_data(monkeypatch)
     rules = CascadeConfig(stages=3, min_hit_rate=0.95, max_false_alarm_rate=0.5,
                           max_stumps_per_stage=25, negatives_per_stage=150,
                           heldout_negatives=120)
@@ -225,14 +231,7 @@ def test_opencvs_hit_rate_rule_sets_each_threshold_on_the_stages_own_faces(data,
     ``min_hit_rate`` of the faces it trained on (recomputed from the model's own stage
     sums), as opencv_traincascade sets it from its numPos; the held-out faces' rate is
     still recorded, and is lower than on the faces the stage fitted."""
-    from facedetect.pipeline import _cascade_train as cascade_train
-    seen = []
-    real = cascade_train.run_stage
-
-    def recording(stage, stage_data, *args):
-        seen.append(stage_data)
-        return real(stage, stage_data, *args)
-    monkeypatch.setattr(cascade_train, "run_stage", recording)
+    seen = _record_stage_data(monkeypatch)
     rules = replace(RULES, hit_rate_on="training")
     result = train_cascade(CONFIG, rules, data, negatives=negatives, progress=False)
     model, records = result.model, result.model.document["training"]["cascade_stages"]
