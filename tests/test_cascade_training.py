@@ -148,6 +148,23 @@ def test_mining_counts_every_window_it_scans():
     assert state.scanned == 4 * positions and state.accepted < state.scanned
 
 
+def test_mined_windows_are_the_crops_the_model_accepts():
+    """Every window mining cuts scores above the threshold when the model scores its
+    pixels again (a crop off by a pixel or a level would not)."""
+    import facedetect
+    from facedetect.pipeline._bootstrap import MiningState, hard_negatives
+    model = facedetect.load_model()
+    picture = np.random.default_rng(1).integers(0, 256, (70, 90), np.uint8)
+    everything = hard_negatives(model, [picture], 10**9, 0, -np.inf, pyramid="linear")
+    threshold = float(np.median(model.decision_function(everything)))
+    state = MiningState()
+    found = hard_negatives(model, [picture], 10**9, 0, threshold, state=state,
+                           pyramid="linear")
+    scores = model.decision_function(found)
+    assert 0 < len(found) == state.accepted < len(everything)
+    assert scores.min() > threshold - 1e-4
+
+
 def test_the_acceptance_target_stops_where_fresh_windows_reach_it(data, negatives, tmp_path,
                                                                  monkeypatch):
     """opencv_traincascade's rule: the stages so far accept at most the target of the
