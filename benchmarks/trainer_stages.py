@@ -82,11 +82,13 @@ def first_stage_at(rate_of: Callable[[int], float], n_stages: int,
 
 
 def seconds_to(stats: dict, stages: int) -> float:
-    """The trainer's wall seconds until it had ``stages`` stages: its whole run less the
-    stages after them (its start, reading and the first negatives count). A run stopped
-    at the cap spent its last seconds on a stage it never finished, so there the
-    finished stages' own seconds alone count (its log's clock: its start is left out, in
-    its favour, as are its unfinished stage's seconds).
+    """The trainer's wall seconds until it had ``stages`` stages. Where the trainer
+    records when each stage was done (``stage_elapsed``, seconds since its training began,
+    facedetect's), its wall time outside training (start, reading, writing) plus that;
+    otherwise its whole run less the stages after them (its start, reading and the first
+    negatives count). A run stopped at the cap spent its last seconds on a stage it never
+    finished, so there the finished stages' own seconds alone count (its log's clock: its
+    start is left out, in its favour, as are its unfinished stage's seconds).
 
     Examples
     --------
@@ -94,10 +96,16 @@ def seconds_to(stats: dict, stages: int) -> float:
     70.0
     >>> seconds_to({"wall_s": 900.0, "code": "capped", "stage_seconds": [10, 20, 30]}, 2)
     30.0
+    >>> seconds_to({"wall_s": 100.0, "stage_seconds": [10, 20, 30], "training_seconds": 95,
+    ...             "stage_elapsed": [12, 32, 62]}, 2)    # a failed fourth stage: 33 s
+    37.0
     """
     done = stats.get("stage_seconds", [])
     if stats.get("code") == "capped":
         return round(float(sum(done[:stages])), 1)
+    if stats.get("stage_elapsed") and stats.get("training_seconds") is not None:
+        outside = float(stats["wall_s"]) - float(stats["training_seconds"])
+        return round(outside + float(stats["stage_elapsed"][stages - 1]), 1)
     return round(float(stats["wall_s"]) - sum(done[stages:]), 1)
 
 

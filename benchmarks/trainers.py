@@ -193,10 +193,15 @@ def train_recipe(folder: Path, shape: dict, negatives: str, cap: float) -> dict:
 def _our_stages(model: Path) -> dict:
     if not model.exists():
         return {"stage_false_alarms": [], "stage_seconds": []}
-    stages = json.loads(model.read_text())["training"]["cascade_stages"]
-    return {"stage_false_alarms": [s["false_alarm_rate"] for s in stages],
-            "stage_acceptance": [s.get("acceptance_ratio") for s in stages],
-            "stage_seconds": [s["seconds"] for s in stages]}
+    training = json.loads(model.read_text())["training"]
+    stages = training["cascade_stages"]
+    found = {"stage_false_alarms": [s["false_alarm_rate"] for s in stages],
+             "stage_acceptance": [s.get("acceptance_ratio") for s in stages],
+             "stage_seconds": [s["seconds"] for s in stages]}
+    if all("elapsed_seconds" in s for s in stages) and "seconds" in training:
+        found.update(stage_elapsed=[s["elapsed_seconds"] for s in stages],
+                     training_seconds=training["seconds"])
+    return found
 
 
 DLIB_TRAIN = """

@@ -70,6 +70,14 @@ def test_a_capped_run_counts_its_finished_stages_alone():
     assert seconds_to(dict(stats, code="capped"), 2) == 15.0
 
 
+def test_a_run_that_records_when_each_stage_was_done_counts_to_that_moment():
+    """Not the stage after it, whose mining ran out of negatives (the run stops there):
+    its start and its writing outside training count, nothing after stage k."""
+    stats = {"wall_s": 50.0, "stage_seconds": [5, 10, 20], "training_seconds": 47.0,
+             "stage_elapsed": [6.0, 16.0, 36.0]}
+    assert [seconds_to(stats, k) for k in (1, 2, 3)] == [9.0, 19.0, 39.0]
+
+
 def test_the_table_gives_each_trainer_its_time_to_opencvs_rate(tmp_path):
     path = tmp_path / "picture.png"
     cv2.imwrite(str(path), data.astronaut()[..., 1])

@@ -38,7 +38,7 @@ from ..training._model_io import model_document
 from ._assemble import framing_of, haar_features
 from ._bootstrap import MiningState, hard_negatives, random_windows
 from ._settings import CascadeConfig
-from ._storage import FeatureSource
+from ._stage_features import StageFeatures
 
 # A cascade scans as OpenCV's detectMultiScale does (step "auto": bilinear levels), so its
 # negatives are cut from such levels too.
@@ -80,16 +80,15 @@ def stage_threshold(scores: np.ndarray, min_hit_rate: float) -> float:
     return float(0.5 * (lowest + below[-1])) if len(below) else float(lowest - 0.5)
 
 
-def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: FeatureSource,
+def train_stage(data: StageData, pool, costs, config: CascadeConfig, features: StageFeatures,
                 progress: bool, name: str):
     """Boost one stage until its negatives' pass rate at the hit-rate threshold is at most
     ``max_false_alarm_rate`` (the held-out negatives' rate where there are some), once per
     cost in ``costs`` on the same features; the stage of fewest stumps wins (then the
     fewest false alarms, then the first cost). Returns ``(estimator, threshold, hit rate,
     false-alarm rate, its training negatives' false-alarm rate, cost)``."""
-    images = np.concatenate([data.faces, data.negatives])
     y = np.r_[np.ones(len(data.faces), np.int8), np.zeros(len(data.negatives), np.int8)]
-    store = features(images, pool, progress)
+    store = features(data.faces, data.negatives, progress)
     held_values = _HeldValues(data.held_faces, pool)
     held_negatives = (None if data.held_negatives is None
                       else _HeldValues(data.held_negatives, pool))
@@ -211,7 +210,7 @@ def config_record(config: CascadeConfig) -> dict:
 
 
 def run_stage(stage: int, data: StageData, pool, costs, config: CascadeConfig,
-              features: FeatureSource, progress: bool):
+              features: StageFeatures, progress: bool):
     """Train stage ``stage`` (0-based) at the best of ``costs`` and return its stumps (as a
     model file lists them), threshold and record."""
     start = time.perf_counter()

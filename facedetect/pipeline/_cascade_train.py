@@ -30,6 +30,7 @@ from ._config import (CBCL_JITTER_SHIFT, TrainConfig, check_config, check_data,
                       feature_types, split_indices, training_windows)
 from ._settings import (DEFAULT_NEGATIVES, MIN_NEGATIVES, CascadeConfig, default_memory,
                        RunOptions)
+from ._stage_features import StageFeatures
 from ._storage import FeatureSource
 from ._wild import split_wild_faces
 
@@ -145,9 +146,10 @@ class _CascadeRun:
     pool: object
     run_config: dict
     checkpoint: Path | None
-    features: FeatureSource
+    features: StageFeatures
     progress: bool
     options: RunOptions
+    start: float = 0.0      # time.perf_counter() when the run started
 
     def model(self, stages, records):
         return _model(stages, self.pool, self.config, self.run_config, records, self.samples)
@@ -234,11 +236,12 @@ def train_cascade(config: TrainConfig, cascade: CascadeConfig, data=None, *,
         memory, line = default_memory()
         if progress:
             options.log(line)
-    run = _CascadeRun(config, cascade, samples, negatives,
-                      haar_feature_pool(*samples.window, feature_types(config)),
-                      run_config, checkpoint,
-                      FeatureSource(memory, client=options.client, shards=options.shards),
-                      progress, options)
+    pool = haar_feature_pool(*samples.window, feature_types(config))
+    run = _CascadeRun(config, cascade, samples, negatives, pool, run_config, checkpoint,
+                      StageFeatures(FeatureSource(memory, client=options.client,
+                                                  shards=options.shards), pool,
+                                    positives=len(samples.faces)),
+                      progress, options, start)
     if resume and checkpoint is None:
         raise FacedetectError("resume needs a checkpoint: give out (or options.checkpoint)")
     stages, records = (load_cascade_checkpoint(checkpoint, run_config, len(run.pool))
@@ -264,10 +267,11 @@ def _grow(run: _CascadeRun, stages: list, records: list):
     warn = run.options.warn or (lambda line: print(line, file=sys.stderr))
     model = run.model(stages, records) if stages else None
     if model is not None:   # resumed: the windows the stages so far accept
-        faces, held, known = (w[model.decision_function(w) > model.window_threshold]
-                              for w in (faces, held, known))
         if _stop_reason(cascade, records):   # it had stopped after its last stage
             return model, _stop_reason(cascade, records)
+        _prime(run, count, warn)
+        faces, held, known = (w[model.decision_function(w) > model.window_threshold]
+                              for w in (faces, held, known))
     for stage in range(len(stages), cascade.stages):
         rated = _rated_faces(cascade, faces, held)
         if rated < _needed(cascade.min_hit_rate):
@@ -300,6 +304,8 @@ def _grow(run: _CascadeRun, stages: list, records: list):
         record["acceptance_ratio"] = acceptance   # of the stages before this one
         record["seconds"] = round(time.perf_counter() - stage_start, 2)
         record["mining_seconds"] = round(record["seconds"] - record["boosting_seconds"], 2)
+        # When the run had this stage: what a run of this many stages would have taken.
+        record["elapsed_seconds"] = round(time.perf_counter() - run.start, 2)
         stages.append((stumps, threshold))
         records.append(record)
         model = run.model(stages, records)
@@ -317,6 +323,19 @@ def _grow(run: _CascadeRun, stages: list, records: list):
         if reason:
             return model, reason
     return _trained(model, f"all {cascade.stages} stages trained")
+
+
+def _prime(run: _CascadeRun, count: int, warn) -> None:
+    """Set the features' edges from the first stage's windows, as the first stage set them
+    (a resumed run's later stages then bin their windows as an uninterrupted run did)."""
+    if not run.features.reuses:
+        return
+    held_count = run.cascade.heldout_negatives or 0
+    found, _ = stage_negatives(None, run.negatives.mining, run.samples.negatives,
+                               count + held_count, run.config.seed, run.progress, warn,
+                               run.samples.window)
+    faces = _sample(run.samples.faces, run.cascade.positives_per_stage, run.config.seed)
+    run.features.prime(faces, _split_negatives(found, count, held_count)[0], run.progress)
 
 
 def _accepted(acceptance: float | None) -> str:

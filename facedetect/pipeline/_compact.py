@@ -19,7 +19,7 @@ from ..haar._matrix import PreparedWindows
 from ..training._binned import BinnedFeatures, bins_at_edges, quantile_bins
 
 __all__ = ["check_memory_setting", "compact_features", "extend_features", "minimum_memory",
-           "spilled_bytes"]
+           "spilled_bytes", "windows_at_edges"]
 
 # Compact storage: the float32 values of one block of features are computed, binned and
 # dropped. A block is at most this share of the memory setting.
@@ -219,6 +219,35 @@ def extend_features(store: BinnedFeatures, windows: np.ndarray, pool, memory: in
         if grown.release is not None:
             grown.release(start, stop)
     return grown
+
+
+def windows_at_edges(windows: np.ndarray, pool, edges: np.ndarray, n_edges: np.ndarray,
+                     memory: int, progress: bool = True) -> np.ndarray:
+    """The ``(n_features, n)`` bins of ``windows`` at edges already set, their features
+    computed a block at a time within ``memory`` bytes: the bins :func:`compact_features`
+    gives windows past ``edges_from``.
+
+    Examples
+    --------
+    >>> from facedetect.haar import haar_feature_pool
+    >>> rng = np.random.default_rng(0)
+    >>> windows = rng.integers(0, 256, (30, 19, 19), dtype=np.uint8)
+    >>> pool = haar_feature_pool(19, 19, "type-2-x")
+    >>> whole = compact_features(windows, pool, 2**30, progress=False, edges_from=20)
+    >>> bins = windows_at_edges(windows[20:], pool, whole.edges, whole.n_edges, 2**30,
+    ...                         progress=False)
+    >>> bool((bins == whole.bins[:, 20:]).all())
+    True
+    """
+    n_features = len(pool)
+    out = np.empty((n_features, len(windows)), np.uint8)
+    if not len(windows):
+        return out
+    check_memory_setting(memory, len(windows), n_features, exact=False)
+    _, _, blocks = _blocks_of_values(windows, pool, memory, 0, progress)
+    for start, stop, values_t in blocks:
+        bins_at_edges(values_t, edges[start:stop], n_edges[start:stop], out=out[start:stop])
+    return out
 
 
 def spilled_bytes(store) -> int:
