@@ -322,3 +322,31 @@ def test_a_feature_skipped_by_its_bound_has_no_cut_that_passes_the_exact_test(co
         skipped += skip
         clear += not passing and alpha > 1.01 * best
     assert skipped >= 0.5 * clear > 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: make_algorithm("db", 12, (1, 4)),
+    lambda: make_algorithm("dbn", 12, (3, 1)),
+    lambda: make_algorithm("adaboost", 12),
+])
+def test_a_compacted_store_boosts_the_stumps_of_the_one_with_empty_bins(make):
+    """Samples binned at edges other samples set leave bins empty: the search counts
+    them each round, or the store is compacted once; the same stumps either way."""
+    values, _, is_positive = _problem(7, n=400)
+    whole = BinnedFeatures.from_values(values)
+    keep = np.flatnonzero(np.random.default_rng(1).random(400) < 0.3)   # gaps in the bins
+    sparse = BinnedFeatures(np.ascontiguousarray(whole.bins[:, keep]), whole.edges,
+                            whole.n_edges)
+    counted = make().fit_binned(sparse, is_positive[keep])
+    dense = BinnedFeatures(sparse.bins.copy(), sparse.edges, sparse.n_edges).compacted()
+    assert dense.dense and (dense.n_edges < whole.n_edges).any()
+    compacted = make().fit_binned(dense, is_positive[keep])
+    np.testing.assert_array_equal(compacted.features_, counted.features_)
+    np.testing.assert_array_equal(compacted.thresholds_, counted.thresholds_)
+    np.testing.assert_array_equal(compacted.polarities_, counted.polarities_)
+    np.testing.assert_array_equal(compacted.alphas_, counted.alphas_)
+    # every cut of the compacted store splits the samples as its threshold does
+    for f in range(0, len(values), 7):
+        for cut in range(dense.n_edges[f]):
+            assert np.array_equal(dense.bins[f] > cut,
+                                  values[f, keep] > dense.threshold(f, cut))

@@ -10,6 +10,7 @@ from facedetect.haar import haar_feature_pool
 from facedetect.pipeline._compact import compact_features
 from facedetect.pipeline._stage_features import StageFeatures
 from facedetect.pipeline._storage import FeatureSource
+from facedetect.training._binned import BinnedFeatures
 
 POOL = haar_feature_pool(19, 19, "type-2-x")
 
@@ -25,11 +26,13 @@ STAGES = [(FACES[:20], NEGATIVES[:30]), (FACES[10:30], NEGATIVES[30:60]),
 
 
 def _at_once(first, later):
-    """The later windows' bins where the first stage's windows set the edges."""
+    """The later windows' store where the first stage's windows set the edges, its empty
+    bins dropped."""
     windows = np.concatenate([*first, *later])
     whole = compact_features(windows, POOL, 2**30, progress=False,
                              edges_from=sum(map(len, first)))
-    return whole, whole.bins[:, sum(map(len, first)):]
+    later = np.ascontiguousarray(whole.bins[:, sum(map(len, first)):])
+    return BinnedFeatures(later, whole.edges, whole.n_edges).compacted()
 
 
 # Room for all, for 15 positives beside a first stage of 50 windows, for none.
@@ -47,10 +50,11 @@ def test_later_stages_are_binned_at_the_first_stages_edges(memory):
     assert np.array_equal(first.edges, alone.edges)
     for stage in STAGES[1:]:
         store = features(*stage, progress=False)
-        whole, expected = _at_once(STAGES[0], stage)
-        assert np.array_equal(store.bins, expected)
-        assert np.array_equal(store.edges, whole.edges)
-        assert np.array_equal(store.n_edges, whole.n_edges)
+        expected = _at_once(STAGES[0], stage)
+        assert np.array_equal(store.bins, expected.bins)
+        assert np.array_equal(store.edges, expected.edges)
+        assert np.array_equal(store.n_edges, expected.n_edges)
+        assert store.dense
 
 
 def test_each_positive_is_computed_once_where_it_fits():
@@ -80,7 +84,7 @@ def test_repeated_positives_are_kept_once_and_bins_stay_right():
     features = StageFeatures(FeatureSource(2**30), POOL)
     for stage in stages:
         store = features(*stage, progress=False)
-        assert np.array_equal(store.bins, _at_once(STAGES[0], stage)[1])
+        assert np.array_equal(store.bins, _at_once(STAGES[0], stage).bins)
     assert features.computed == 10
 
 

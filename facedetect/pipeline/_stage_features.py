@@ -7,6 +7,7 @@ windows and cut each feature at its own quantiles: about 3 s a stage for 950 win
 the bins' edges (their quantiles, as before), and a later stage computes only what it has
 not seen: its negatives, and positives no stage sampled before, binned at those edges. A
 positive's bins are kept once computed, since the positives come back stage after stage.
+A stage's store drops the bins none of its windows holds (:meth:`BinnedFeatures.compacted`).
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ class StageFeatures:
         bins = np.empty((len(self.pool), n), np.uint8)
         assemble_columns(self.kept, fresh, kept_column, fresh_column, bins)
         self._keep(positives[new], fresh, n)
-        return BinnedFeatures(bins, *self.edges)
+        # Binned at the first stage's edges, a stage's windows leave bins empty: dropped
+        # once here, or the search would count every feature's bins each round.
+        return BinnedFeatures(bins, *self.edges).compacted()
 
     def _keep(self, positives: np.ndarray, bins: np.ndarray, stage_columns: int) -> None:
         """Keep the bins of ``positives`` (the first columns of ``bins``) while there is

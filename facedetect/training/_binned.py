@@ -29,7 +29,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._binned_kernels import MAX_EDGES, N_BINS, _binning_kernel, _edges_kernel, _root_kernel
+from ._binned_kernels import (MAX_EDGES, N_BINS, _binning_kernel, _compact_kernel, _edges_kernel,
+                              _root_kernel)
 from ._search_kernels import new_blocks
 from ._roots import RootCoefficients
 from ._search import N_BLOCKS, kernel_arguments, merge_blocks
@@ -164,6 +165,27 @@ class BinnedFeatures:
         """The same bins restricted to some samples (the edges are kept)."""
         return BinnedFeatures(np.ascontiguousarray(self.bins[:, keep]), self.edges,
                               self.n_edges)
+
+    def compacted(self) -> "BinnedFeatures":
+        """These samples with each feature's empty bins dropped, in place (the bins are
+        renumbered): a dense store, whose search need not count each feature's bins every
+        round, and which gives the stumps this one gives (the same cuts, thresholds and
+        order). Samples binned at edges other samples set leave bins empty.
+
+        Examples
+        --------
+        >>> binned = BinnedFeatures.from_values(np.array([[0.5, 3.0, 1.5, 2.0]], np.float32))
+        >>> two = BinnedFeatures(binned.bins[:, :2].copy(), binned.edges, binned.n_edges)
+        >>> dense = two.compacted()
+        >>> dense.bins.tolist(), dense.edges[0, :dense.n_edges[0]].tolist(), dense.dense
+        ([[0, 1]], [0.5], True)
+        """
+        if self.release is not None or self.room is not None:
+            raise ValueError("compacted needs bins in memory, without room to grow")
+        edges = np.empty_like(self.edges)
+        n_edges = np.empty_like(self.n_edges)
+        _compact_kernel(self.bins, self.edges, edges, n_edges)
+        return BinnedFeatures(self.bins, edges, n_edges, dense=True)
 
     def threshold(self, feature: int, cut: int) -> float:
         return float(self.edges[feature, cut])

@@ -85,6 +85,35 @@ def _edges_kernel(values_t, edges, out):
             out_row[j] = low
 
 
+@_pjit
+def _compact_kernel(bins, edges, out_edges, out_n_edges):
+    """Per feature, its bins no sample holds dropped: the occupied bins renumbered 0, 1,
+    ... in order (``bins`` rewritten), and between two of them the cut the first one's
+    edge made (``x > edges[f, p]`` exactly when the bin is above ``p``, as no sample lies
+    between them)."""
+    n_features, n = bins.shape
+    for f in numba.prange(n_features):
+        row = bins[f]
+        occupied = np.zeros(N_BINS, np.bool_)
+        for j in range(n):
+            occupied[row[j]] = True
+        remap = np.zeros(N_BINS, np.uint8)
+        kept = 0
+        previous = 0
+        for k in range(N_BINS):
+            if occupied[k]:
+                if kept > 0:
+                    out_edges[f, kept - 1] = edges[f, previous]
+                remap[k] = kept
+                previous = k
+                kept += 1
+        out_n_edges[f] = max(kept - 1, 0)
+        for k in range(max(kept - 1, 0), MAX_EDGES):
+            out_edges[f, k] = np.inf
+        for j in range(n):
+            row[j] = remap[row[j]]
+
+
 @_jit
 def _histogram(row, weights, run_stop, run_positive, hist):
     """Class weights per bin of one feature's ``row`` (its first ``run_stop[-1]`` samples):
