@@ -7,7 +7,8 @@ windows and cut each feature at its own quantiles: about 3 s a stage for 950 win
 the bins' edges (their quantiles, as before), and a later stage computes only what it has
 not seen: its negatives, and positives no stage sampled before, binned at those edges. A
 positive's bins are kept once computed, since the positives come back stage after stage.
-A stage's store drops the bins none of its windows holds (:meth:`BinnedFeatures.compacted`).
+A stage's store drops the bins none of its windows holds (as
+:meth:`BinnedFeatures.compacted` does), and holds until the next stage's is made.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from ..training._binned import BinnedFeatures
 from ._compact import windows_at_edges
-from ._stage_kernels import assemble_columns
+from ._stage_kernels import assemble_compacted
 from ._storage import FeatureSource
 
 
@@ -53,6 +54,7 @@ class StageFeatures:
         self.kept = np.empty((len(pool), 0), np.uint8)   # the room; the first n_kept used
         self.n_kept = 0
         self.computed = 0            # windows whose features the last call computed
+        self.stage_edges = None      # the last stage's cuts: valid until the next call
 
     @property
     def reuses(self) -> bool:
@@ -85,11 +87,15 @@ class StageFeatures:
         fresh_column[len(positives):] = np.arange(len(new), len(fresh[0]))
         kept_column = np.r_[kept_column, np.full(len(negatives), -1, np.intp)]
         bins = np.empty((len(self.pool), n), np.uint8)
-        assemble_columns(self.kept, fresh, kept_column, fresh_column, bins)
-        self._keep(positives[new], fresh, n)
+        if self.stage_edges is None:   # one buffer for every stage's cuts
+            self.stage_edges = (np.empty_like(self.edges[0]), np.empty_like(self.edges[1]))
         # Binned at the first stage's edges, a stage's windows leave bins empty: dropped
-        # once here, or the search would count every feature's bins each round.
-        return BinnedFeatures(bins, *self.edges).compacted()
+        # as they are written (BinnedFeatures.compacted), or the search would count every
+        # feature's bins each round.
+        assemble_compacted(self.kept, fresh, kept_column, fresh_column, self.edges[0], bins,
+                           *self.stage_edges, max(1, min(64, len(self.pool))))
+        self._keep(positives[new], fresh, n)
+        return BinnedFeatures(bins, *self.stage_edges, dense=True)
 
     def _keep(self, positives: np.ndarray, bins: np.ndarray, stage_columns: int) -> None:
         """Keep the bins of ``positives`` (the first columns of ``bins``) while there is

@@ -184,7 +184,8 @@ class BinnedFeatures:
             raise ValueError("compacted needs bins in memory, without room to grow")
         edges = np.empty_like(self.edges)
         n_edges = np.empty_like(self.n_edges)
-        _compact_kernel(self.bins, self.edges, edges, n_edges)
+        _compact_kernel(self.bins, self.edges, edges, n_edges,
+                        max(1, min(64, len(n_edges))))
         return BinnedFeatures(self.bins, edges, n_edges, dense=True)
 
     def threshold(self, feature: int, cut: int) -> float:
