@@ -164,6 +164,20 @@ def _integrals_t(windows: np.ndarray, pool: HaarFeaturePool) -> np.ndarray:
     return np.ascontiguousarray(ii.T, dtype=np.float32)
 
 
+def _corner_map(pool: HaarFeaturePool):
+    """``(corners read, indptr, column of each entry among them, float32 weights)`` of the
+    pool's map, computed once per pool and kept in its instance dict (as a cached
+    property is): each cascade stage prepares its windows for the same pool."""
+    found = pool.__dict__.get("_corner_map")
+    if found is None:
+        matrix = pool.linear_map().tocsr()
+        used, columns = np.unique(matrix.indices, return_inverse=True)
+        found = (used, matrix.indptr.astype(np.int64), columns.astype(np.int64).ravel(),
+                 matrix.data.astype(np.float32))
+        pool.__dict__["_corner_map"] = found
+    return found
+
+
 class PreparedWindows:
     """Windows with their integral images computed once, for a pool whose features are
     then computed block by block (:meth:`features`): the stacked integral images keep
@@ -187,11 +201,7 @@ class PreparedWindows:
     def __init__(self, pool: HaarFeaturePool):
         """The pool's map, on the corners it reads; :meth:`prepare` adds the windows
         (sized first by :meth:`nbytes`, which needs the map alone)."""
-        matrix = pool.linear_map().tocsr()
-        self.used, columns = np.unique(matrix.indices, return_inverse=True)
-        self.indptr = matrix.indptr.astype(np.int64)
-        self.indices = columns.astype(np.int64).ravel()
-        self.data = matrix.data.astype(np.float32)
+        self.used, self.indptr, self.indices, self.data = _corner_map(pool)
         self.pool, self.n_windows, self.chunks = pool, 0, []
 
     def nbytes(self, n_windows: int) -> int:
