@@ -1,5 +1,5 @@
-"""A cascade's stage features: after the first stage, the bins of what a store computed
-at once with the first stage's windows setting the edges, each positive computed once."""
+"""A cascade's stage features: the bins of what a store computed at once with the first
+stage's positives setting the edges, each positive computed once."""
 
 from __future__ import annotations
 
@@ -26,11 +26,10 @@ STAGES = [(FACES[:20], NEGATIVES[:30]), (FACES[10:30], NEGATIVES[30:60]),
 
 
 def _at_once(first, later):
-    """The later windows' store where the first stage's windows set the edges, its empty
-    bins dropped."""
+    """The later windows' store where the first stage's positives set the edges, its
+    empty bins dropped."""
     windows = np.concatenate([*first, *later])
-    whole = compact_features(windows, POOL, 2**30, progress=False,
-                             edges_from=sum(map(len, first)))
+    whole = compact_features(windows, POOL, 2**30, progress=False, edges_from=len(first[0]))
     later = np.ascontiguousarray(whole.bins[:, sum(map(len, first)):])
     return BinnedFeatures(later, whole.edges, whole.n_edges).compacted()
 
@@ -45,9 +44,12 @@ def test_later_stages_are_binned_at_the_first_stages_edges(memory):
     computed again; the bins are the same."""
     features = StageFeatures(FeatureSource(memory), POOL, positives=len(FACES))
     first = features(*STAGES[0], progress=False)
-    alone = compact_features(np.concatenate(STAGES[0]), POOL, 2**30, progress=False)
+    alone = compact_features(np.concatenate(STAGES[0]), POOL, 2**30, progress=False,
+                             edges_from=len(STAGES[0][0]))
     assert np.array_equal(first.bins, alone.bins)
     assert np.array_equal(first.edges, alone.edges)
+    assert np.array_equal(first.edges, compact_features(STAGES[0][0], POOL, 2**30,
+                                                        progress=False).edges)
     for stage in STAGES[1:]:
         store = features(*stage, progress=False)
         expected = _at_once(STAGES[0], stage)
