@@ -425,11 +425,15 @@ def test_resuming_a_cascade_that_had_stopped_adds_no_stage(trained, data, negati
 
 
 @pytest.mark.slow
-def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives):
-    """Each stage's features sharded over two workers (other windows every stage): the
-    same stumps and stage thresholds as in one process."""
+def test_a_cascade_on_dask_workers_is_the_cascade_of_stages_computed_anew(
+        trained, data, negatives, monkeypatch):
+    """Each stage's features sharded over two workers (other windows every stage, each
+    stage at its own windows' quantiles): the same stumps and stage thresholds as one
+    process that computes every stage anew. One process keeps the first stage's edges and
+    its positives' bins, which trains another cascade."""
     pytest.importorskip("distributed", reason="Dask is the optional extra "
                         "'facedetect[distributed]'")
+    from facedetect.pipeline._stage_features import StageFeatures
     from facedetect.training._cluster import connect, disconnect
     client = connect(workers=2)
     try:
@@ -437,9 +441,11 @@ def test_a_cascade_on_dask_workers_is_the_same_cascade(trained, data, negatives)
                                options=RunOptions(client=client))
     finally:
         disconnect(client)
-    alone = trained[0].model.document
-    assert spread.model.document["stumps"] == alone["stumps"]
-    assert spread.model.detection["stages"] == alone["detection"]["stages"]
+    monkeypatch.setattr(StageFeatures, "reuses", property(lambda self: False))
+    anew = train_cascade(CONFIG, RULES, data, negatives=negatives, progress=False)
+    assert spread.model.document["stumps"] == anew.model.document["stumps"]
+    assert spread.model.detection["stages"] == anew.model.detection["stages"]
+    assert anew.model.document["stumps"] != trained[0].model.document["stumps"]
 
 
 def test_a_cascade_refuses_the_one_stage_flags_given_and_only_those():
