@@ -269,7 +269,7 @@ def _grow(run: _CascadeRun, stages: list, records: list):
     if model is not None:   # resumed: the windows the stages so far accept
         if _stop_reason(cascade, records):   # it had stopped after its last stage
             return model, _stop_reason(cascade, records)
-        _prime(run, count, warn)
+        _prime(run)
         faces, held, known = (w[model.decision_function(w) > model.window_threshold]
                               for w in (faces, held, known))
     for stage in range(len(stages), cascade.stages):
@@ -325,17 +325,14 @@ def _grow(run: _CascadeRun, stages: list, records: list):
     return _trained(model, f"all {cascade.stages} stages trained")
 
 
-def _prime(run: _CascadeRun, count: int, warn) -> None:
-    """Set the features' edges from the first stage's windows, as the first stage set them
-    (a resumed run's later stages then bin their windows as an uninterrupted run did)."""
+def _prime(run: _CascadeRun) -> None:
+    """Set the features' edges from the first stage's positives, as the first stage set them
+    (a resumed run's later stages then bin their windows as an uninterrupted run did); its
+    negatives set none, so none is mined again."""
     if not run.features.reuses:
         return
-    held_count = run.cascade.heldout_negatives or 0
-    found, _ = stage_negatives(None, run.negatives.mining, run.samples.negatives,
-                               count + held_count, run.config.seed, run.progress, warn,
-                               run.samples.window)
     faces = _sample(run.samples.faces, run.cascade.positives_per_stage, run.config.seed)
-    run.features.prime(faces, _split_negatives(found, count, held_count)[0], run.progress)
+    run.features.prime(faces, run.samples.negatives[:0], run.progress)
 
 
 def _accepted(acceptance: float | None) -> str:

@@ -8,8 +8,7 @@ set the bins' edges (their quantiles: a stage keeps nearly every positive, so it
 among them, and the later stages' negatives look like them), and every stage computes only
 what it has not seen: its negatives, and positives no stage sampled before, binned at those
 edges. A positive's bins are kept once computed, since the positives come back stage after
-stage.
-A stage's store drops the bins none of its windows holds (as
+stage. A stage's store drops the bins none of its windows holds (as
 :meth:`BinnedFeatures.compacted` does), and holds until the next stage's is made.
 """
 
@@ -31,9 +30,9 @@ class StageFeatures:
     keeps. The first call (or :meth:`prime`, which a resumed run calls with the first
     stage's windows) sets the edges from its positives. A source that shards the features
     over workers or keeps them exact computes every stage anew, at its own windows'
-    quantiles. Positive
-    bins are kept only while they fit in the memory setting beside a stage's bins; past
-    that they are computed again, at the same edges: the same cascade at any setting.
+    quantiles. Positive bins are kept only while they fit in the memory setting beside a
+    stage's bins; past that they are computed again, at the same edges: the same cascade
+    at any setting.
 
     Examples
     --------
@@ -52,7 +51,7 @@ class StageFeatures:
 
     def __init__(self, source: FeatureSource, pool, positives: int | None = None):
         self.source, self.pool, self.positives = source, pool, positives
-        self.edges = None            # (edges, n_edges) the first stage's windows set
+        self.edges = None            # (edges, n_edges) the first stage's positives set
         self.columns = {}            # a kept positive's bytes -> its column of self.kept
         self.kept = np.empty((len(pool), 0), np.uint8)   # the room; the first n_kept used
         self.n_kept = 0
