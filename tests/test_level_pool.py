@@ -182,6 +182,36 @@ def test_level_threads_leave_busy_cores_alone(monkeypatch):
     assert level_pool.level_threads() == 1
 
 
+@pytest.mark.parametrize("free", [1, 2])
+def test_kernels_run_in_parallel_only_on_the_cores_left_free(astronaut, free, monkeypatch):
+    # Training's scanner asks for parallel kernels on every call. Beside a busy core
+    # (one free), they ran on all of numba's threads and waited for the one sharing the
+    # busy core: every call must be serial there; with levels side by side, too; a
+    # level alone runs in parallel on the free cores.
+    import numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here")
+    model = load_model()
+    params = params_for(model, threshold=params_for(model).threshold - 4.0)
+    scanner = detect_module.LevelScanner(model, params.threshold, parallel_min_windows=0)
+    calls, scan = [], scanner.scan
+
+    def spy(*args, serial=False, **kwargs):
+        calls.append((serial, numba.get_num_threads()))
+        return scan(*args, serial=serial, **kwargs)
+    monkeypatch.setattr(scanner, "scan", spy)
+    monkeypatch.setattr(detect_module, "level_threads", lambda: free)
+    several = scan_raw(astronaut, scanner, params)
+    assert calls and all(serial for serial, _ in calls)
+    calls.clear()
+    side = int(max(model.window) * 1.05)   # one level only: it has the free cores
+    alone = scan_raw(np.ascontiguousarray(astronaut[:side, :side]), scanner, params)
+    assert calls and all(serial == (free == 1) for serial, _ in calls)
+    assert all(threads == free for serial, threads in calls if not serial)
+    assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS   # set back
+    assert len(several[0]) > 10 and alone is not None
+
+
 def test_busy_cores_is_zero_where_proc_cannot_be_read(monkeypatch, tmp_path):
     monkeypatch.setattr(level_pool, "LOADAVG", str(tmp_path / "missing"))
     assert level_pool.busy_cores() == 0

@@ -206,7 +206,8 @@ def mining_steps(model, pictures, limit: int, seed: int, threshold: float = 0.0,
     warn = warn or (lambda line: print(line, file=sys.stderr))
     order = np.random.default_rng(seed).permutation(len(pictures))
     per_picture = max(1, limit // PICTURE_SHARE) if len(pictures) >= FEW_PICTURES else limit
-    # Training has the machine to itself: every scan call in parallel.
+    # Training has the machine to itself: every scan call in parallel (on the cores other
+    # processes leave free: _scan_levels).
     scanner = LevelScanner(model, threshold, parallel_min_windows=0)
     scan = replace(BOOTSTRAP_SCAN, min_size=max(BOOTSTRAP_SCAN.min_size, *model.window),
                    pyramid=pyramid)
