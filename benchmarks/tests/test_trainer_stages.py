@@ -108,3 +108,63 @@ def test_the_table_gives_each_trainer_its_time_to_opencvs_rate(tmp_path):
     assert [row.split(" | ")[6] for row in rows] == [f"{k / 100:.3f}"] * 2
     run["reach"]["ours"]["stages"] = None
     assert "not reached" in reach_table({"runs": [run]})[-1]
+
+
+def test_a_cascade_too_permissive_to_evaluate_is_reached_by_acceptance(tmp_path):
+    """OpenCV capped after 4 stages whose rates multiply past the evaluation bound: no
+    detector is made of it, and each trainer's time to it is the time its own stages
+    took to accept no more of their mined windows than OpenCV's 4 accepted (its log's
+    line as its fifth stage began), by hand here."""
+    from benchmarks.trainers import detectors_of, opencv_stages
+    log = tmp_path / "opencv.log"
+    blocks = [f"===== TRAINING {k}-stage =====\nNEG count : acceptanceRatio    100 : {ratio}\n"
+              f"|   2|        1|     {rate}|\nEND>\nTraining until now has taken 0 days 0 "
+              f"hours {k + 1} minutes 0 seconds.\n"
+              for k, (ratio, rate) in enumerate([(1, 0.45), (0.4, 0.48), (0.2, 0.5),
+                                                 (0.09, 0.5)])]
+    log.write_text("".join(blocks) + "===== TRAINING 4-stage =====\n"
+                   "NEG count : acceptanceRatio    100 : 0.043\n")
+    rates, seconds, accepted = opencv_stages(log)
+    assert rates == [0.45, 0.48, 0.5, 0.5] and seconds == [60.0] * 4
+    assert accepted == [1.0, 0.4, 0.2, 0.09, 0.043]
+    opencv = {"xml": str(FRONTAL), "code": "capped", "wall_s": 900.0, "stage_seconds": seconds,
+              "stage_false_alarms": rates, "stage_acceptance": accepted}
+    ours = {"xml": str(FRONTAL), "wall_s": 100.0, "stage_seconds": [10.0] * 8,
+            "stage_false_alarms": [0.5] * 8,
+            "stage_acceptance": [None, 0.5, 0.3, 0.12, 0.05, 0.041, 0.02, 0.01]}
+    run = {"size": "9", "trainers": {"opencv_traincascade": opencv, "ours": ours},
+           "false_alarms_per_mpx": {}}
+    assert [d.name for d in detectors_of(run)] == []   # "ours" is not a trainer it knows
+    run["trainers"]["facedetect traincascade"] = run["trainers"].pop("ours")
+    assert [d.name for d in detectors_of(run)] == ["9: facedetect traincascade"]
+    run["trainers"]["dlib"] = {"model": "dlib.svm", "wall_s": 9.0}
+    reached = reach_opencv(run, [], tmp_path)
+    assert set(reached) == {"opencv_traincascade", "facedetect traincascade"}   # no dlib
+    assert reached["opencv_traincascade"]["stages"] == 4
+    assert reached["opencv_traincascade"]["seconds"] == 240.0   # its log's clock
+    assert reached["facedetect traincascade"]["stages"] == 5    # 0.041 <= 0.043 < 0.05
+    assert reached["facedetect traincascade"]["seconds"] == 100.0 - 3 * 10.0
+    assert all(row["target"] == "acceptance 0.043" for row in reached.values())
+
+
+def test_a_capped_run_of_ours_is_the_cascade_of_its_checkpoint(tmp_path, monkeypatch):
+    """Stopped at the cap, `facedetect traincascade` leaves its finished stages in its
+    checkpoint (no cascade.xml): the table runs them, exported, and counts each stage's
+    time to the moment its training record says it was done."""
+    import shutil
+    from benchmarks import trainers
+    from facedetect.detector._api import load_model
+    source = Path(__file__).resolve().parents[2] / "tests" / "models" / "cascade.json"
+    out = tmp_path / "ours"
+    out.mkdir()
+    shutil.copy(source, out / "cascade.json.checkpoint.json")
+    monkeypatch.setattr(trainers, "timed_run", lambda *a: {"code": "capped", "wall_s": 900.0})
+    stats = trainers.train_ours(tmp_path, {"n": 10, "w": 24, "h": 24}, 900.0)
+    model = load_model(str(source))
+    records = model.document["training"]["cascade_stages"]
+    assert cv2.CascadeClassifier(stats["xml"]).empty() is False
+    stages = ElementTree.parse(stats["xml"]).getroot().find("cascade/stages")
+    assert len(stages) == len(records) == len(stats["stage_seconds"])
+    assert seconds_to(stats, 2) == round(sum(stats["stage_seconds"][:2]), 1)   # no moments
+    elapsed = [10.0 * k for k in range(1, len(records) + 1)]
+    assert seconds_to(dict(stats, stage_elapsed=elapsed), 2) == 20.0  # the moment it had 2
