@@ -50,3 +50,7 @@ class DataNotFoundError(FacedetectError):
 class InterruptedRun(FacedetectError):
     """Ctrl-C or SIGTERM stopped a run that saved where it stood; the command line exits
     130, as for any interrupt, after saying how to resume."""
+
+
+class CheckpointMismatch(FacedetectError):
+    """A checkpoint to resume from was written by a run with other settings or data."""

@@ -19,6 +19,7 @@ from .._utils.files import read_bounded
 from ..errors import FacedetectError
 
 MAX_LIST_BYTES = 64 << 20
+CONTINUED = ", continuing the interrupted run its checkpoint held"
 MAX_LIST_PICTURES = 1_000_000
 
 
@@ -123,18 +124,40 @@ def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
     options = RunOptions(memory=args.precalcValBufSize * 2**20,
                          log=(lambda *a, **k: None) if args.quiet else
                          (lambda *a, **k: print(*a, file=sys.stderr, **k)))
+    checkpoint = Path(str(out) + ".checkpoint.json")
+    continued = checkpoint.is_file()
     with exclusive_output(out):
-        result = train_cascade(config, cascade, positives, negatives=negatives, out=out,
-                               progress=not args.quiet, options=options)
+        result = _train_or_continue(train_cascade, (config, cascade, positives), negatives,
+                                    out, checkpoint if continued else None, args, options)
     exported, threshold = exported_form(result.model)
     xml = export_opencv(exported, data / "cascade.xml", threshold)
     written = write_params_and_stages(xml, data)
     stages = result.model.document["training"]["cascade_stages"]
     plural = "s" if len(stages) != 1 else ""
     print(f"wrote {xml}: {len(stages)} stage{plural}, {result.model.n_stumps} stumps, in "
-          f"{result.seconds:.0f} s ({result.stop_reason}); beside it params.xml, "
-          f"{written} stageN.xml and cascade.json (the facedetect model)")
+          f"{result.seconds:.0f} s{CONTINUED if continued else ''} ({result.stop_reason}); "
+          f"beside it params.xml, {written} stageN.xml and cascade.json (the facedetect "
+          "model)")
     return 0
+
+
+def _train_or_continue(train_cascade, inputs: tuple, negatives, out: Path,
+                       checkpoint: Path | None, args: argparse.Namespace, options):
+    """Train, or, as OpenCV continues from the stage files it finds in ``-data``, continue
+    the interrupted run whose ``checkpoint`` is there (the same flags and files, else one
+    line)."""
+    from ..errors import CheckpointMismatch, InterruptedRun
+    try:
+        return train_cascade(*inputs, negatives=negatives, out=out, resume=bool(checkpoint),
+                             progress=not args.quiet, options=options)
+    except CheckpointMismatch:
+        raise FacedetectError(f"-data {args.data}: {checkpoint.name} is an interrupted run "
+                              "with other flags or files; give those to continue it, or "
+                              "delete it to start again") from None
+    except InterruptedRun as interrupted:
+        raise InterruptedRun(str(interrupted).replace(
+            "run again with --resume to finish", "run the same command again to continue")
+        ) from None
 
 
 def write_params_and_stages(cascade_xml: Path, folder: Path) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import FacedetectError
+from ..errors import CheckpointMismatch, FacedetectError
 from ..modelfile._io import load_document
 from ..modelfile._fields import is_finite, is_int, is_list
 from ._checkpoint import saved_config
@@ -74,7 +74,7 @@ def load_cascade_checkpoint(path, run_config: dict, n_features: int):
     document = load_document(path)          # the model schema, behind the SHA-256
     training = document.get("training", {})
     if saved_config(training.get("config"), run_config) != run_config:
-        raise FacedetectError(f"{path}: the checkpoint was written with other settings "
+        raise CheckpointMismatch(f"{path}: the checkpoint was written with other settings "
                               "or data; train again without --resume")
     stages = document.get("detection", {}).get("stages")
     if not stages:
