@@ -54,3 +54,11 @@ class InterruptedRun(FacedetectError):
 
 class CheckpointMismatch(FacedetectError):
     """A checkpoint to resume from was written by a run with other settings or data."""
+
+
+class UnusableCheckpoint(FacedetectError):
+    """A checkpoint to resume from is damaged or unreadable; ``reason`` says how."""
+
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason or message

@@ -203,6 +203,7 @@ def test_a_vec_made_by_opencv_createsamples_is_read_as_it_made_it(tmp_path):
 def test_an_interrupted_traincascade_continues_when_run_again(tmp_path, monkeypatch, capsys):
     # OpenCV continues from the stage files it finds in -data; ours from the checkpoint
     # an interrupted run left there, to the cascade an uninterrupted run writes.
+    import numba
     from facedetect.cli._main import main
     from facedetect.pipeline import _cascade as cascade_module
     _tutorial_data(tmp_path)
@@ -234,8 +235,16 @@ def test_an_interrupted_traincascade_continues_when_run_again(tmp_path, monkeypa
     assert main(["traincascade", "-data", "cut", *flags, "-minHitRate", "0.99"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "an interrupted run with other flags or files" in err[0], err
+    # a damaged checkpoint: one line, naming what to do
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "cascade.json.checkpoint.json").write_text("{}")
+    assert main(["traincascade", "-data", "bad", *flags]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot be continued" in err[0] and "delete it" in err[0], err
+    threads = numba.get_num_threads()
     assert main(["traincascade", "-data", "cut", *flags]) == 0
     assert "continuing the interrupted run" in capsys.readouterr().out
+    assert numba.get_num_threads() == threads   # -numThreads 1 was this run's alone
     assert ((tmp_path / "cut" / "cascade.xml").read_bytes()
             == (tmp_path / "whole" / "cascade.xml").read_bytes())
     assert not (tmp_path / "cut" / "cascade.json.checkpoint.json").exists()

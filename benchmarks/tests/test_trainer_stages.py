@@ -157,8 +157,14 @@ def test_a_capped_run_of_ours_is_the_cascade_of_its_checkpoint(tmp_path, monkeyp
     source = Path(__file__).resolve().parents[2] / "tests" / "models" / "cascade.json"
     out = tmp_path / "ours"
     out.mkdir()
-    shutil.copy(source, out / "cascade.json.checkpoint.json")
-    monkeypatch.setattr(trainers, "timed_run", lambda *a: {"code": "capped", "wall_s": 900.0})
+    (out / "cascade.json").write_text("an earlier run's")   # cleared before the run
+
+    def capped_run(*args):   # the trainer, stopped at the cap, leaves its checkpoint
+        assert not out.exists()
+        out.mkdir()
+        shutil.copy(source, out / "cascade.json.checkpoint.json")
+        return {"code": "capped", "wall_s": 900.0}
+    monkeypatch.setattr(trainers, "timed_run", capped_run)
     stats = trainers.train_ours(tmp_path, {"n": 10, "w": 24, "h": 24}, 900.0)
     model = load_model(str(source))
     records = model.document["training"]["cascade_stages"]

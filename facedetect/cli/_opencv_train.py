@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import contextmanager
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -83,6 +84,18 @@ def _positives(args):
     return PositiveSet(np.ascontiguousarray(images), names, str(args.vec))
 
 
+@contextmanager
+def _numba_threads_kept():
+    """numba's thread setting as it was after the block: ``main()`` may be called as a
+    function, and ``-numThreads`` is this run's alone."""
+    import numba
+    before = numba.get_num_threads()
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
 def _set_threads(count: int | None) -> None:
     if count is not None:
         import numba
@@ -120,13 +133,13 @@ def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
     positives, negatives = _positives(args), _negatives(args.bg, prog)
     data.mkdir(parents=True, exist_ok=True)
     out = data / "cascade.json"
-    _set_threads(args.numThreads)
     options = RunOptions(memory=args.precalcValBufSize * 2**20,
                          log=(lambda *a, **k: None) if args.quiet else
                          (lambda *a, **k: print(*a, file=sys.stderr, **k)))
     checkpoint = Path(str(out) + ".checkpoint.json")
-    continued = checkpoint.is_file()
-    with exclusive_output(out):
+    with exclusive_output(out), _numba_threads_kept():
+        continued = checkpoint.is_file()
+        _set_threads(args.numThreads)
         result = _train_or_continue(train_cascade, (config, cascade, positives), negatives,
                                     out, checkpoint if continued else None, args, options)
     exported, threshold = exported_form(result.model)
@@ -146,7 +159,7 @@ def _train_or_continue(train_cascade, inputs: tuple, negatives, out: Path,
     """Train, or, as OpenCV continues from the stage files it finds in ``-data``, continue
     the interrupted run whose ``checkpoint`` is there (the same flags and files, else one
     line)."""
-    from ..errors import CheckpointMismatch, InterruptedRun
+    from ..errors import CheckpointMismatch, InterruptedRun, UnusableCheckpoint
     try:
         return train_cascade(*inputs, negatives=negatives, out=out, resume=bool(checkpoint),
                              progress=not args.quiet, options=options)
@@ -154,6 +167,9 @@ def _train_or_continue(train_cascade, inputs: tuple, negatives, out: Path,
         raise FacedetectError(f"-data {args.data}: {checkpoint.name} is an interrupted run "
                               "with other flags or files; give those to continue it, or "
                               "delete it to start again") from None
+    except UnusableCheckpoint as error:
+        raise FacedetectError(f"-data {args.data}: {checkpoint.name} cannot be continued "
+                              f"({error.reason}); delete it to start again") from None
     except InterruptedRun as interrupted:
         raise InterruptedRun(str(interrupted).replace(
             "run again with --resume to finish", "run the same command again to continue")

@@ -52,8 +52,8 @@ def level_threads() -> int:
 def numba_threads(count: int):
     """numba's parallel kernels on at most ``count`` threads inside the block (numba's
     setting for this thread, which ``traincascade -numThreads`` may have lowered), and as
-    before after it. One thread: the setting is left alone (the serial kernels run, and
-    numba need not start its threads).
+    before after it. One thread, or all of numba's: the setting is left alone (the serial
+    kernels run, or the setting bounds them already; numba need not start its threads).
 
     Examples
     --------
@@ -61,13 +61,13 @@ def numba_threads(count: int):
     >>> with numba_threads(1):
     ...     pass
     >>> with numba_threads(1000):
-    ...     numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    ...     numba.get_num_threads() <= numba.config.NUMBA_NUM_THREADS
     True
     """
-    if count <= 1:
+    import numba
+    if count <= 1 or count >= numba.config.NUMBA_NUM_THREADS:   # nothing to lower
         yield
         return
-    import numba
     before = numba.get_num_threads()
     numba.set_num_threads(min(count, before))
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import CheckpointMismatch, FacedetectError
+from ..errors import CheckpointMismatch, FacedetectError, UnusableCheckpoint
 from ..modelfile._io import load_document
 from ..modelfile._fields import is_finite, is_int, is_list
 from ._checkpoint import saved_config
@@ -39,8 +39,8 @@ RECORD_FIELDS = {
 
 
 def _fail(path, message: str):
-    raise FacedetectError(f"{path}: invalid cascade checkpoint: {message}; train again "
-                          "without --resume")
+    raise UnusableCheckpoint(f"{path}: invalid cascade checkpoint: {message}; train again "
+                             "without --resume", f"invalid cascade checkpoint: {message}")
 
 
 def _check_records(path, records, stages) -> None:
@@ -71,7 +71,12 @@ def load_cascade_checkpoint(path, run_config: dict, n_features: int):
     path = Path(path)
     if not path.exists():
         raise FacedetectError(f"{path}: no checkpoint to resume from")
-    document = load_document(path)          # the model schema, behind the SHA-256
+    try:
+        document = load_document(path)      # the model schema, behind the SHA-256
+    except UnusableCheckpoint:
+        raise
+    except FacedetectError as error:
+        raise UnusableCheckpoint(str(error), str(error).removeprefix(f"{path}: ")) from None
     training = document.get("training", {})
     if saved_config(training.get("config"), run_config) != run_config:
         raise CheckpointMismatch(f"{path}: the checkpoint was written with other settings "
