@@ -49,7 +49,12 @@ class DataNotFoundError(FacedetectError):
 
 class InterruptedRun(FacedetectError):
     """Ctrl-C or SIGTERM stopped a run that saved where it stood; the command line exits
-    130, as for any interrupt, after saying how to resume."""
+    130, as for any interrupt, after saying how to resume. ``saved`` says what was saved,
+    ``hint`` how to go on (a command that resumes otherwise words its own)."""
+
+    def __init__(self, saved: str, hint: str = ""):
+        super().__init__(f"{saved}; {hint}" if hint else saved)
+        self.saved, self.hint = saved, hint
 
 
 class CheckpointMismatch(FacedetectError):

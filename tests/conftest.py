@@ -235,3 +235,22 @@ def shipped_digests(name: str = "default") -> set[str]:
 def shipped_default_digests() -> set[str]:
     """:func:`shipped_digests` of the default model."""
     return shipped_digests("default")
+
+
+@pytest.fixture
+def stop_in_stage(monkeypatch):
+    """``stop_in_stage(k)``: the cascade trainer's ``k``-th stage from now is stopped as
+    Ctrl-C stops it; ``stop_in_stage(None)``: stages train again."""
+    from facedetect.pipeline import _cascade
+    real = _cascade.train_stage
+
+    def stop(stage: int | None) -> None:
+        calls = []
+
+        def interrupted(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == stage:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+        monkeypatch.setattr(_cascade, "train_stage", real if stage is None else interrupted)
+    return stop

@@ -10,7 +10,6 @@ import pytest
 
 from facedetect.data import load_cbcl
 from facedetect.errors import FacedetectError, InterruptedRun
-from facedetect.pipeline import _cascade as cascade_module
 from facedetect.pipeline._bootstrap import NegativeSet, skimage_negatives
 from facedetect.pipeline._cascade import stage_threshold
 from facedetect.pipeline._settings import CascadeConfig
@@ -77,23 +76,15 @@ def test_every_stage_keeps_its_hit_rate_on_the_held_out_faces(trained, data):
 
 @pytest.mark.slow
 def test_an_interrupted_cascade_resumes_to_the_same_model(trained, data, negatives, tmp_path,
-                                                         monkeypatch):
+                                                         stop_in_stage):
     result, _ = trained
     if len(result.model.stages) < 2:
         pytest.skip("the cascade stopped after one stage")
     out = tmp_path / "c.json"
-    real = cascade_module.train_stage
-    calls = []
-
-    def stop_in_stage_two(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-    monkeypatch.setattr(cascade_module, "train_stage", stop_in_stage_two)
+    stop_in_stage(2)
     with pytest.raises(InterruptedRun, match="resume"):
         train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, progress=False)
-    monkeypatch.setattr(cascade_module, "train_stage", real)
+    stop_in_stage(None)
     resumed = train_cascade(CONFIG, RULES, data, negatives=negatives, out=out, resume=True,
                             progress=False).model
     assert resumed.document["stumps"] == result.model.document["stumps"]

@@ -200,12 +200,12 @@ def test_a_vec_made_by_opencv_createsamples_is_read_as_it_made_it(tmp_path):
     assert again.read_bytes() == FIXTURE.read_bytes()
 
 
-def test_an_interrupted_traincascade_continues_when_run_again(tmp_path, monkeypatch, capsys):
+def test_an_interrupted_traincascade_continues_when_run_again(tmp_path, monkeypatch, capsys,
+                                                              stop_in_stage):
     # OpenCV continues from the stage files it finds in -data; ours from the checkpoint
     # an interrupted run left there, to the cascade an uninterrupted run writes.
     import numba
     from facedetect.cli._main import main
-    from facedetect.pipeline import _cascade as cascade_module
     _tutorial_data(tmp_path)
     monkeypatch.chdir(tmp_path)
     assert main(["createsamples", "-info", "pos/info.dat", "-vec", "pos.vec", "-w", "16",
@@ -217,20 +217,13 @@ def test_an_interrupted_traincascade_continues_when_run_again(tmp_path, monkeypa
     import re
     stages = int(re.search(r"cascade\.xml: (\d+) stages", capsys.readouterr().out).group(1))
     assert stages >= 2   # so that the run below stops in its second stage
-    real, calls = cascade_module.train_stage, []
-
-    def stop_in_stage_two(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-    monkeypatch.setattr(cascade_module, "train_stage", stop_in_stage_two)
+    stop_in_stage(2)
     capsys.readouterr()
     assert main(["traincascade", "-data", "cut", *flags]) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "run the same command again to continue" in err[0], err
     assert (tmp_path / "cut" / "cascade.json.checkpoint.json").is_file()
-    monkeypatch.setattr(cascade_module, "train_stage", real)
+    stop_in_stage(None)
     # other flags: one line, and the checkpoint is still there to continue
     assert main(["traincascade", "-data", "cut", *flags, "-minHitRate", "0.99"]) != 0
     err = capsys.readouterr().err.strip().splitlines()

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 
-__all__ = ["wait_passively", "prefer_openmp"]
+__all__ = ["numba_threads", "wait_passively", "prefer_openmp"]
 
 POLICY_VARIABLE = "OMP_WAIT_POLICY"
 LAYER_VARIABLES = ("NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY")
@@ -78,3 +79,31 @@ def wait_passively() -> None:
     ...     os.environ[POLICY_VARIABLE] = saved
     """
     os.environ.setdefault(POLICY_VARIABLE, "PASSIVE")
+
+
+@contextmanager
+def numba_threads(count: int | None):
+    """numba's parallel kernels on at most ``count`` threads inside the block (numba's
+    setting for this thread, never raised), and the setting as before after it. None, or
+    a count of numba's threads or more, changes nothing, and numba need not start its
+    threads.
+
+    Examples
+    --------
+    >>> import numba
+    >>> with numba_threads(1):
+    ...     numba.get_num_threads()
+    1
+    >>> numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    True
+    """
+    import numba
+    if count is None or count >= numba.config.NUMBA_NUM_THREADS:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(count, before)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

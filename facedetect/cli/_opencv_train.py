@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import contextmanager
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from .._utils.atomic import atomic_write_text, exclusive_output
 from .._utils.files import read_bounded
+from .._utils.threads import numba_threads
 from ..errors import FacedetectError
 
 MAX_LIST_BYTES = 64 << 20
@@ -84,24 +84,6 @@ def _positives(args):
     return PositiveSet(np.ascontiguousarray(images), names, str(args.vec))
 
 
-@contextmanager
-def _numba_threads_kept():
-    """numba's thread setting as it was after the block: ``main()`` may be called as a
-    function, and ``-numThreads`` is this run's alone."""
-    import numba
-    before = numba.get_num_threads()
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
-
-
-def _set_threads(count: int | None) -> None:
-    if count is not None:
-        import numba
-        numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
-
-
 def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
     from ..detector._export import export_opencv
     from ..detector._staging import exported_form
@@ -137,9 +119,9 @@ def train_from_opencv_flags(args: argparse.Namespace, prog: str) -> int:
                          log=(lambda *a, **k: None) if args.quiet else
                          (lambda *a, **k: print(*a, file=sys.stderr, **k)))
     checkpoint = Path(str(out) + ".checkpoint.json")
-    with exclusive_output(out), _numba_threads_kept():
+    # -numThreads is this run's alone: main() may be called as a function
+    with exclusive_output(out), numba_threads(args.numThreads):
         continued = checkpoint.is_file()
-        _set_threads(args.numThreads)
         result = _train_or_continue(train_cascade, (config, cascade, positives), negatives,
                                     out, checkpoint if continued else None, args, options)
     exported, threshold = exported_form(result.model)
@@ -171,9 +153,10 @@ def _train_or_continue(train_cascade, inputs: tuple, negatives, out: Path,
         raise FacedetectError(f"-data {args.data}: {checkpoint.name} cannot be continued "
                               f"({error.reason}); delete it to start again") from None
     except InterruptedRun as interrupted:
-        raise InterruptedRun(str(interrupted).replace(
-            "run again with --resume to finish", "run the same command again to continue")
-        ) from None
+        if not interrupted.hint:   # nothing saved to go on from
+            raise
+        raise InterruptedRun(interrupted.saved, "run the same command again to continue"
+                             ) from None
 
 
 def write_params_and_stages(cascade_xml: Path, folder: Path) -> int:

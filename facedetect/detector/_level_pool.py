@@ -19,10 +19,9 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator
 
-__all__ = ["busy_cores", "level_threads", "numba_threads", "ordered_map"]
+__all__ = ["busy_cores", "level_threads", "ordered_map"]
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -46,34 +45,6 @@ def level_threads() -> int:
     """
     import numba
     return max(1, int(numba.config.NUMBA_NUM_THREADS) - busy_cores())
-
-
-@contextmanager
-def numba_threads(count: int):
-    """numba's parallel kernels on at most ``count`` threads inside the block (numba's
-    setting for this thread, which ``traincascade -numThreads`` may have lowered), and as
-    before after it. One thread, or all of numba's: the setting is left alone (the serial
-    kernels run, or the setting bounds them already; numba need not start its threads).
-
-    Examples
-    --------
-    >>> import numba
-    >>> with numba_threads(1):
-    ...     pass
-    >>> with numba_threads(1000):
-    ...     numba.get_num_threads() <= numba.config.NUMBA_NUM_THREADS
-    True
-    """
-    import numba
-    if count <= 1 or count >= numba.config.NUMBA_NUM_THREADS:   # nothing to lower
-        yield
-        return
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(count, before))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def busy_cores() -> int:

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from functools import partial
 
 import cv2
 import numpy as np
 
+from .._utils.threads import numba_threads
 from ..errors import FacedetectError
 from ._detections import Detections, box_mapping, window_to_box
 from ._grouping import MAX_WINDOWS, group_rectangles
-from ._level_pool import level_threads, numba_threads, ordered_map
+from ._level_pool import level_threads, ordered_map
 from ._params import DetectionParams, check_setting_names
 from ._pyramid import Pyramid
 from ._scan import REFINE_MARGIN, LevelScanner
@@ -161,7 +163,7 @@ def _scan_level(grey, scanner: LevelScanner, params: DetectionParams, like_openc
     # A refined scan covers the step-1 grid (and evaluates about a quarter of it).
     grid = 1 if step == "refine" else step
     scanned = (-(-window_rows // grid)) * (-(-window_cols // grid))
-    with numba_threads(threads):
+    with numba_threads(threads) if threads > 1 else nullcontext():
         found = [scanner.scan(level, step, row, min(row + STRIP_ROWS, window_rows),
                               serial=threads == 1)
                  for row in range(0, window_rows, STRIP_ROWS)]

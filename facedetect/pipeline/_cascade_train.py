@@ -424,4 +424,4 @@ def _interrupted(checkpoint, stage: int):
     if checkpoint is None or not Path(checkpoint).exists():
         return KeyboardInterrupt()
     return InterruptedRun(f"interrupted in stage {stage + 1}; the {stage} finished stages "
-                          f"are saved in {checkpoint}; run again with --resume to finish")
+                          f"are saved in {checkpoint}", "run again with --resume to finish")
