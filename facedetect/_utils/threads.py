@@ -91,10 +91,11 @@ def numba_threads(count: int | None):
     Examples
     --------
     >>> import numba
+    >>> before = numba.get_num_threads()
     >>> with numba_threads(1):
     ...     numba.get_num_threads()
     1
-    >>> numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    >>> numba.get_num_threads() == before
     True
     """
     import numba
